@@ -1,0 +1,31 @@
+# Two entry points for a fresh machine: `make demo` and `make test` (see README.md).
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+PIP    := $(VENV)/bin/pip
+OUT    ?= runs/demo
+export MLFLOW_DISABLE_TELEMETRY := true
+
+.PHONY: install demo test bench clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+	# torch first, pinned: an unpinned torch would pull a multi-GB CUDA build.
+	$(PIP) install --quiet torch==2.13.0
+	$(PIP) install --quiet -e '.[test]'
+	touch $@
+
+install: $(VENV)/.installed
+
+demo: install
+	bash pipelines/demo.sh $(OUT)
+
+test: install
+	$(PY) -m pytest -n 2 -q
+
+bench: install
+	$(PY) -m benchmarks.compare
+
+clean:
+	rm -rf runs mlruns.db mlartifacts .hydroseq_cache

@@ -1,0 +1,138 @@
+"""The ``hydroseq`` command: argument parsing only; every command calls the Python API.
+
+Stage modules are imported inside each handler so that ``hydroseq --help`` stays fast and a
+command only loads what it needs (``forecast`` never imports the training code).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from hydroseq import __version__
+from hydroseq.errors import HydroseqError
+
+# The machines this runs on often have no internet; MLflow's telemetry would try to reach it.
+os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
+
+
+def _cmd_ingest(args: argparse.Namespace) -> int:
+    from hydroseq.config import IngestConfig, load_config
+    from hydroseq.ingest import ingest
+
+    config = load_config(args.config, IngestConfig)
+    ingest(config, args.out, workers=args.workers, scheduler=args.scheduler, append=args.append)
+    return 0
+
+
+def _cmd_stats(args: argparse.Namespace) -> int:
+    from hydroseq.batching.stats import run_stats
+    from hydroseq.config import TrainConfig, load_config
+
+    config = load_config(args.config, TrainConfig)
+    run_stats(config, data_path=args.data, out_dir=args.out)
+    return 0
+
+
+def _cmd_train(args: argparse.Namespace) -> int:
+    from hydroseq.config import TrainConfig, load_config
+    from hydroseq.training import train
+
+    config = load_config(args.config, TrainConfig)
+    if args.nproc and args.nproc > 1:
+        from hydroseq.training.distributed import launch
+
+        return launch(args)
+    train(config, data_path=args.data, resume=args.resume, tracking_uri=args.tracking_uri)
+    return 0
+
+
+def _cmd_evaluate(args: argparse.Namespace) -> int:
+    from hydroseq.training import evaluate
+
+    evaluate(args.run, period=args.period, tracking_uri=args.tracking_uri, data_path=args.data)
+    return 0
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    from hydroseq.export import export_model
+
+    export_model(args.run, seq_len=args.seq_len, out_dir=args.out, tracking_uri=args.tracking_uri)
+    return 0
+
+
+def _cmd_forecast(args: argparse.Namespace) -> int:
+    from hydroseq.forecast import run_forecast
+
+    return run_forecast(args.model, data_path=args.data, issue_time=args.issue_time, out=args.out)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``hydroseq`` command."""
+    parser = argparse.ArgumentParser(prog="hydroseq", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"hydroseq {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    ingest = commands.add_parser("ingest", help="resample raw sources onto one leakage-free time grid")
+    ingest.add_argument("--config", required=True, type=Path, help="ingest config (YAML)")
+    ingest.add_argument("--out", required=True, type=Path, help="output NetCDF file")
+    ingest.add_argument("--workers", type=int, default=None, help="start a local dask cluster with N workers")
+    ingest.add_argument("--scheduler", default=None, help="address of an existing dask scheduler")
+    ingest.add_argument("--append", action="store_true", help="append newer steps to an existing output")
+    ingest.set_defaults(handler=_cmd_ingest)
+
+    stats = commands.add_parser("stats", help="sequence-length distribution and padding per batching strategy")
+    stats.add_argument("--config", required=True, type=Path, help="train config (YAML)")
+    stats.add_argument("--data", type=Path, default=None, help="ingested NetCDF (overrides the config)")
+    stats.add_argument("--out", type=Path, default=Path("runs/stats"), help="folder for the histogram PNG")
+    stats.set_defaults(handler=_cmd_stats)
+
+    train = commands.add_parser("train", help="train a packed LSTM, tracked in MLflow")
+    train.add_argument("--config", required=True, type=Path, help="train config (YAML)")
+    train.add_argument("--data", type=Path, default=None, help="ingested NetCDF (overrides the config)")
+    train.add_argument("--resume", action="store_true", help="continue from the last checkpoint")
+    train.add_argument("--nproc", type=int, default=None, help="train with N local DDP processes")
+    train.add_argument("--tracking-uri", default=None, help="MLflow tracking URI (default sqlite:///mlruns.db)")
+    train.set_defaults(handler=_cmd_train)
+
+    evaluate = commands.add_parser("evaluate", help="score a trained run against baselines")
+    evaluate.add_argument("--run", required=True, help="MLflow run id")
+    evaluate.add_argument("--period", default="test", choices=["train", "validation", "test"])
+    evaluate.add_argument("--data", type=Path, default=None, help="ingested NetCDF (default: the run's)")
+    evaluate.add_argument("--tracking-uri", default=None)
+    evaluate.set_defaults(handler=_cmd_evaluate)
+
+    export = commands.add_parser("export", help="write a self-contained fixed-length model directory")
+    export.add_argument("--run", required=True, help="MLflow run id or checkpoint file")
+    export.add_argument("--seq-len", required=True, type=int, help="fixed input length N")
+    export.add_argument("--out", required=True, type=Path, help="output model directory")
+    export.add_argument("--tracking-uri", default=None)
+    export.set_defaults(handler=_cmd_export)
+
+    forecast = commands.add_parser("forecast", help="forecast every station from an exported model")
+    forecast.add_argument("--model", required=True, type=Path, help="exported model directory")
+    forecast.add_argument("--data", required=True, type=Path, help="ingested NetCDF")
+    forecast.add_argument("--issue-time", required=True, help="issue time T, or a range START..END (hindcast)")
+    forecast.add_argument("--out", type=Path, default=None, help="output NetCDF (CSV written beside it)")
+    forecast.set_defaults(handler=_cmd_forecast)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``hydroseq`` command; returns the process exit status."""
+    args = build_parser().parse_args(argv)
+    try:
+        return args.handler(args)
+    except HydroseqError as error:
+        print(f"hydroseq {args.command}: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"hydroseq {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,20 @@
+"""Configuration: pydantic models are the single source of truth; YAML files are validated against them."""
+
+from hydroseq.config.base import ConfigError, StrictModel, dump_config, load_config, validate_config
+from hydroseq.config.ingest import IngestConfig
+from hydroseq.config.train import (
+    BatchingConfig,
+    DataConfig,
+    ModelConfig,
+    Period,
+    Splits,
+    TrackingConfig,
+    TrainConfig,
+    TrainingConfig,
+)
+
+__all__ = [
+    "BatchingConfig", "ConfigError", "DataConfig", "IngestConfig", "ModelConfig", "Period", "Splits",
+    "StrictModel", "TrackingConfig", "TrainConfig", "TrainingConfig", "dump_config", "load_config",
+    "validate_config",
+]

@@ -1,0 +1,131 @@
+"""Configuration of everything after ingestion: samples, batching, model, training, tracking.
+
+One small model per stage; :class:`TrainConfig` composes them and is what a train YAML holds.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, PositiveInt, model_validator
+
+from hydroseq.config.base import StrictModel
+
+
+class Period(StrictModel):
+    """A closed interval of grid labels, ``start <= t <= end`` (dates are whole local days)."""
+
+    start: dt.date
+    end: dt.date
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Period:
+        if self.end < self.start:
+            raise ValueError(f"end {self.end} is before start {self.start}")
+        return self
+
+
+class Splits(StrictModel):
+    """Train / validation / test periods. They must not overlap (evaluation never feeds training)."""
+
+    train: Period
+    validation: Period
+    test: Period
+
+    @model_validator(mode="after")
+    def _disjoint(self) -> Splits:
+        periods = sorted([("train", self.train), ("validation", self.validation), ("test", self.test)],
+                         key=lambda item: item[1].start)
+        for (name_a, a), (name_b, b) in zip(periods, periods[1:]):
+            if b.start <= a.end:
+                raise ValueError(f"periods {name_a} and {name_b} overlap ({a.end} >= {b.start})")
+        return self
+
+
+class DataConfig(StrictModel):
+    """Which variables feed the model and how samples are cut from each station's record."""
+
+    path: Path | None = Field(None, description="ingested NetCDF; `--data` overrides it")
+    dynamic_inputs: list[str] = Field(min_length=1)
+    static_inputs: list[str] = Field(default_factory=list)
+    target: str = "streamflow"
+    stations: list[str] | None = Field(None, description="restrict to these station ids (default: all)")
+    splits: Splits
+    mode: Literal["per_step", "sequence"] = "per_step"
+    max_len: PositiveInt = 365
+    min_len: PositiveInt = 30
+    spin_up: int = Field(0, ge=0, description="per-step mode: first k steps of a chunk carry no loss")
+    leads: list[PositiveInt] = Field(default_factory=lambda: [1], description="sequence mode: target at t+lead")
+    lagged_target: bool = Field(False, description="sequence mode: observed target up to t as an input")
+    per_station_target_scaling: bool = False
+    cache_dir: Path = Path(".hydroseq_cache")
+
+    @model_validator(mode="after")
+    def _lengths(self) -> DataConfig:
+        if self.min_len > self.max_len:
+            raise ValueError(f"min_len {self.min_len} is larger than max_len {self.max_len}")
+        if self.spin_up >= self.max_len:
+            raise ValueError(f"spin_up {self.spin_up} leaves no step with a loss at max_len {self.max_len}")
+        return self
+
+
+class BatchingConfig(StrictModel):
+    """How samples are grouped into batches."""
+
+    strategy: Literal["bucket", "random", "global_pad"] = "bucket"
+    batch_size: PositiveInt = 256
+    token_budget: PositiveInt | None = Field(None, description="max valid timesteps per batch (bucket only)")
+    bucket_width: PositiveInt = Field(8, description="batches per length bucket")
+    tail: Literal["keep", "drop"] = "keep"
+    num_workers: int = Field(0, ge=0)
+    pin_memory: bool | Literal["auto"] = "auto"
+
+
+class ModelConfig(StrictModel):
+    """An LSTM with an optional linear embedding and a linear head."""
+
+    hidden_size: PositiveInt = 64
+    num_layers: PositiveInt = 1
+    embedding_size: PositiveInt | None = None
+    dropout: float = Field(0.0, ge=0.0, lt=1.0)
+    initial_forget_bias: float = 3.0
+
+
+class TrainingConfig(StrictModel):
+    """Optimisation, device and checkpointing."""
+
+    epochs: PositiveInt = 10
+    learning_rate: float = Field(1e-3, gt=0)
+    lr_schedule: Literal["constant", "cosine", "step"] = "constant"
+    grad_clip: float | None = Field(1.0, gt=0)
+    loss: Literal["mse", "nse"] = "mse"
+    patience: PositiveInt | None = Field(None, description="early stopping on validation median NSE")
+    seed: int = 0
+    device: str = Field("auto", description="auto, cpu, cuda or cuda:N")
+    lstm_path: Literal["auto", "packed", "padded"] = "auto"
+    bf16: bool = False
+    threads: PositiveInt | None = Field(None, description="torch threads (default: available cores)")
+    log_every: PositiveInt = 50
+    max_batches_per_epoch: PositiveInt | None = None
+    output_dir: Path = Path("runs/train")
+
+
+class TrackingConfig(StrictModel):
+    """MLflow tracking: a local SQLite store unless a server is named."""
+
+    tracking_uri: str = "sqlite:///mlruns.db"
+    artifact_root: Path = Path("mlartifacts")
+    experiment: str = "hydroseq"
+    run_name: str | None = None
+
+
+class TrainConfig(StrictModel):
+    """A whole training experiment: what a ``configs/train_*.yaml`` file holds."""
+
+    data: DataConfig
+    batching: BatchingConfig = BatchingConfig()
+    model: ModelConfig = ModelConfig()
+    training: TrainingConfig = TrainingConfig()
+    tracking: TrackingConfig = TrackingConfig()
