@@ -1,0 +1,266 @@
+"""Configuration of ``hydroseq ingest``: the station table, the sources and the target time grid.
+
+An ingest YAML holds one :class:`IngestConfig`. Every source declares how its timestamps are to be
+read (convention, time zone, native frequency) so that the ingest can convert each observation to
+the UTC interval ``(a, b]`` it summarises before binning it onto the grid.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import zoneinfo
+from pathlib import Path
+from typing import Literal
+
+import pandas as pd
+from pydantic import Field, field_validator, model_validator
+
+from hydroseq.config.base import StrictModel
+
+Aggregation = Literal["sum", "mean", "min", "max"]
+SourceFormat = Literal[
+    "csv", "caravan_csv", "caravan_netcdf", "camels_us_streamflow", "camels_us_forcing",
+    "netcdf_station", "netcdf_grid",
+]
+TimestampConvention = Literal["interval_start", "interval_end", "instantaneous"]
+
+# Units whose values the ingest knows how to convert. Kind "depth" is an amount accumulated over
+# the source step, "depth_rate" a precipitation/evaporation/runoff rate, "volume_rate" a discharge.
+KNOWN_UNITS: dict[str, str] = {
+    "mm": "depth", "kg m-2": "depth", "m": "depth",
+    "mm/d": "depth_rate", "mm/h": "depth_rate", "mm/s": "depth_rate", "kg m-2 s-1": "depth_rate",
+    "m/s": "depth_rate",
+    "m3/s": "volume_rate", "ft3/s": "volume_rate", "l/s": "volume_rate",
+    "degC": "temperature", "K": "temperature", "degF": "temperature",
+}
+OUTPUT_UNITS: dict[str, tuple[str, ...]] = {
+    "depth": ("mm",),
+    "depth_rate": ("mm", "mm/d", "mm/h", "m3/s"),
+    "volume_rate": ("m3/s", "mm/d", "mm/h", "mm"),
+    "temperature": ("degC", "K"),
+}
+DEFAULT_OUTPUT_UNITS = {"depth": "mm", "depth_rate": "mm/d", "volume_rate": "m3/s", "temperature": "degC"}
+
+
+def parse_timezone(name: str) -> dt.tzinfo:
+    """A ``tzinfo`` from an IANA name (``America/New_York``, ``Etc/GMT+5``), ``UTC`` or a fixed
+    offset written ``+05:30`` / ``-05:00``.
+
+    Raises ``ValueError`` naming the text for anything else.
+    """
+    text = name.strip()
+    if text.upper() in ("UTC", "Z"):
+        return dt.timezone.utc
+    if text[:1] in "+-" and len(text) == 6 and text[3] == ":":
+        try:
+            hours, minutes = int(text[1:3]), int(text[4:6])
+        except ValueError:
+            pass
+        else:
+            sign = 1 if text[0] == "+" else -1
+            return dt.timezone(sign * dt.timedelta(hours=hours, minutes=minutes))
+    try:
+        return zoneinfo.ZoneInfo(text)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise ValueError(
+            f"unknown time zone {name!r}: use an IANA name (e.g. America/New_York, Etc/GMT+5), "
+            "UTC, or a fixed offset like -05:00") from None
+
+
+def parse_step(text: str) -> pd.Timedelta:
+    """A fixed-length step from a pandas frequency string (``5min``, ``1h``, ``1D``, ``8D``)."""
+    try:
+        step = pd.Timedelta(pd.tseries.frequencies.to_offset(text))
+    except (ValueError, TypeError):
+        raise ValueError(f"not a fixed-length frequency: {text!r} (examples: 5min, 1h, 1D, 8D)") from None
+    if step <= pd.Timedelta(0):
+        raise ValueError(f"frequency must be positive, got {text!r}")
+    return step
+
+
+class VariableSpec(StrictModel):
+    """How one output variable is read from a source and aggregated onto the grid.
+
+    ``units`` must be one of :data:`KNOWN_UNITS` unless ``convert`` is false, in which case the
+    values and their unit string pass through unchanged (wind speed, pressure, ...).
+    """
+
+    source: str = Field(description="column or NetCDF variable name in the source (CAMELS forcing: "
+                                    "lower-cased column-name prefix, e.g. 'prcp')")
+    units: str = Field(description="units of the source values")
+    aggregation: Aggregation = "mean"
+    output_units: str | None = Field(None, description="default: mm for amounts, mm/d for rates, "
+                                                       "m3/s for discharge, degC for temperature")
+    convert: bool = True
+    min_coverage: float | None = Field(None, ge=0.0, le=1.0, description="overrides the source's")
+    long_name: str | None = None
+    standard_name: str | None = None
+
+    @model_validator(mode="after")
+    def _units_known(self) -> VariableSpec:
+        if not self.convert:
+            return self
+        kind = KNOWN_UNITS.get(self.units)
+        if kind is None:
+            raise ValueError(f"unknown units {self.units!r}; known: {', '.join(KNOWN_UNITS)} "
+                             "(or set convert: false to pass values through)")
+        if self.output_units is not None and self.output_units not in OUTPUT_UNITS[kind]:
+            raise ValueError(f"cannot convert {self.units!r} to {self.output_units!r}; "
+                             f"possible: {', '.join(OUTPUT_UNITS[kind])}")
+        if kind == "depth" and self.aggregation != "sum":
+            raise ValueError(f"{self.units!r} is an amount per step: aggregation must be 'sum'")
+        return self
+
+    @property
+    def kind(self) -> str:
+        """``depth``, ``depth_rate``, ``volume_rate``, ``temperature`` or ``other``."""
+        return KNOWN_UNITS.get(self.units, "other") if self.convert else "other"
+
+    @property
+    def resolved_output_units(self) -> str:
+        """The units written to the output file."""
+        if self.kind == "other":
+            return self.output_units or self.units
+        if self.output_units:
+            return self.output_units
+        if self.kind == "depth_rate" and self.aggregation == "sum":
+            return "mm"
+        return DEFAULT_OUTPUT_UNITS[self.kind]
+
+
+class SourceConfig(StrictModel):
+    """One input: a file or glob, its format, its time conventions and its variables."""
+
+    name: str | None = Field(None, description="label used in messages (default: the path)")
+    path: str = Field(description="file path or glob, relative to the working directory")
+    format: SourceFormat
+    variables: dict[str, VariableSpec] = Field(min_length=1, description="output name -> spec")
+    frequency: str = Field(description="native step (e.g. 5min, 1h, 1D, 8D) or 'irregular'")
+    timestamp: TimestampConvention = "interval_end"
+    timezone: str = Field("UTC", description="IANA name, fixed offset, or 'station' (the table's "
+                                             "timezone column)")
+    missing_values: list[float | str] = Field(default_factory=list)
+    min_coverage: float = Field(1.0, ge=0.0, le=1.0,
+                                description="fraction of expected sub-steps that must be valid")
+    fill_limit: int | None = Field(None, ge=0, description="coarse-to-fine: grid steps a value may "
+                                   "be carried forward (default: until the next source step is due)")
+    # Table layouts (csv, caravan_csv)
+    time_column: str = "date"
+    time_format: str | None = Field(None, description="strftime format of the time column")
+    station_column: str | None = Field(None, description="long-format CSV: column holding station ids")
+    station: str | None = Field(None, description="the station a single-station file belongs to")
+    station_from_filename: bool = Field(False, description="station id is the file name's stem")
+    # NetCDF layouts
+    station_dim: str | None = None
+    station_id_variable: str | None = None
+    station_id_prefix: str = Field("", description="prefix stripped from source station ids")
+    time_variable: str | None = None
+    # Gridded NetCDF
+    extraction: Literal["nearest", "weights"] = "nearest"
+    weights_path: Path | None = Field(None, description="CSV station_id,lat,lon,weight for 'weights'")
+    # CAMELS streamflow quality flags treated as missing
+    bad_flags: list[str] = Field(default_factory=lambda: ["M"])
+
+    @field_validator("frequency")
+    @classmethod
+    def _frequency(cls, value: str) -> str:
+        if value != "irregular":
+            parse_step(value)
+        return value
+
+    @field_validator("timezone")
+    @classmethod
+    def _timezone(cls, value: str) -> str:
+        if value != "station":
+            parse_timezone(value)
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> SourceConfig:
+        if self.frequency == "irregular":
+            if self.timestamp != "instantaneous":
+                raise ValueError("an irregular source must have timestamp: instantaneous")
+            for name, spec in self.variables.items():
+                if spec.kind == "depth_rate" and spec.aggregation == "sum":
+                    raise ValueError(f"variable {name}: summing a rate needs a regular frequency")
+        if self.extraction == "weights" and self.weights_path is None:
+            raise ValueError("extraction 'weights' needs weights_path")
+        return self
+
+    @property
+    def label(self) -> str:
+        """How messages name this source."""
+        return self.name or self.path
+
+
+class StationsConfig(StrictModel):
+    """The station table: a CSV with at least ``station_id,name,lat,lon,area_km2``.
+
+    ``station_id`` is read as text (leading zeros kept). An optional ``timezone`` column gives each
+    station's local time zone for sources declared with ``timezone: station``.
+    """
+
+    path: Path
+    static_attributes: list[str] = Field(default_factory=list)
+    ids: list[str] | None = Field(None, description="restrict to these stations (default: all)")
+
+
+class GridConfig(StrictModel):
+    """The target grid: labels are interval ends in UTC; days are defined in ``timezone``.
+
+    ``timezone`` must have a fixed UTC offset (e.g. ``Etc/GMT+8`` or ``-08:00``), otherwise a daily
+    grid would not be regular in UTC. ``start``/``end`` are local dates; the grid covers the days
+    ``(start + day_boundary, end + 1 day + day_boundary]``.
+    """
+
+    frequency: str = "1D"
+    timezone: str = "UTC"
+    day_boundary: dt.time = dt.time(0, 0)
+    start: dt.date
+    end: dt.date
+
+    @field_validator("frequency")
+    @classmethod
+    def _frequency(cls, value: str) -> str:
+        step = parse_step(value)
+        if pd.Timedelta(days=1) % step != pd.Timedelta(0) and step % pd.Timedelta(days=1) != pd.Timedelta(0):
+            raise ValueError(f"grid frequency {value!r} must divide a day or be whole days")
+        return value
+
+    @field_validator("timezone")
+    @classmethod
+    def _fixed_offset(cls, value: str) -> str:
+        zone = parse_timezone(value)
+        offsets = {zone.utcoffset(dt.datetime(2001, month, 1)) for month in (1, 7)}
+        if len(offsets) > 1:
+            raise ValueError(f"grid time zone {value!r} observes daylight saving time; use a fixed "
+                             "offset such as Etc/GMT+5 or -05:00 so that the grid stays regular")
+        return value
+
+    @model_validator(mode="after")
+    def _ordered(self) -> GridConfig:
+        if self.end < self.start:
+            raise ValueError(f"end {self.end} is before start {self.start}")
+        return self
+
+
+class IngestConfig(StrictModel):
+    """A whole ingest: what a ``configs/ingest_*.yaml`` file holds."""
+
+    stations: StationsConfig
+    sources: list[SourceConfig] = Field(min_length=1)
+    grid: GridConfig
+    on_bad_station: Literal["fail", "skip"] = Field(
+        "fail", description="fail the run on a station's bad input, or skip it and report why")
+    title: str | None = None
+
+    @model_validator(mode="after")
+    def _unique_variables(self) -> IngestConfig:
+        seen: dict[str, str] = {}
+        for source in self.sources:
+            for name in source.variables:
+                if name in seen:
+                    raise ValueError(f"variable {name!r} is produced by both {seen[name]!r} and "
+                                     f"{source.label!r}")
+                seen[name] = source.label
+        return self
