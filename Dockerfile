@@ -1,0 +1,39 @@
+# hydroseq: training on GPU and the daily batch forecast, one image.
+#
+# Base: the official CUDA-enabled PyTorch runtime image whose torch is the version the project pins
+# (torch==2.13.0). The install below repeats the README's steps: torch first, pinned, then the project.
+# pip sees the base image's CUDA build (2.13.0+cuXYZ) as satisfying ==2.13.0 and keeps it.
+ARG BASE_IMAGE=pytorch/pytorch:2.13.0-cuda12.8-cudnn9-runtime
+FROM ${BASE_IMAGE}
+
+ENV MLFLOW_DISABLE_TELEMETRY=true \
+    PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1
+
+# The code lives in /opt/hydroseq (read-only for the service user); work happens in /srv/hydroseq,
+# where the configs' relative paths (data/..., runs/..., mlruns.db) resolve.
+WORKDIR /opt/hydroseq
+COPY pyproject.toml README.md ./
+COPY hydroseq ./hydroseq
+RUN pip install --no-cache-dir torch==2.13.0 \
+    && pip install --no-cache-dir .
+
+RUN groupadd --gid 10001 hydroseq \
+    && useradd --create-home --uid 10001 --gid 10001 --shell /usr/sbin/nologin hydroseq \
+    && mkdir -p /srv/hydroseq/data /srv/hydroseq/mlflow /srv/hydroseq/runs /srv/hydroseq/forecasts \
+    && chown -R 10001:10001 /srv/hydroseq
+
+COPY --chown=10001:10001 configs /srv/hydroseq/configs
+COPY --chown=10001:10001 pipelines /srv/hydroseq/pipelines
+
+WORKDIR /srv/hydroseq
+# data: ingested NetCDF files and raw sources; mlflow: the tracking store (mlruns.db) and artifacts;
+# runs: checkpoints and exported models; forecasts: the published forecast files.
+VOLUME ["/srv/hydroseq/data", "/srv/hydroseq/mlflow", "/srv/hydroseq/runs", "/srv/hydroseq/forecasts"]
+ENV MLFLOW_TRACKING_URI=sqlite:////srv/hydroseq/mlflow/mlruns.db
+
+# A numeric user id, so that volume permissions resolve the same on every host.
+USER 10001:10001
+ENTRYPOINT ["hydroseq"]
+CMD ["--help"]
