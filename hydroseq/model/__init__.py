@@ -1,0 +1,30 @@
+"""The model zoo: ``get_model`` builds a model from its config; losses live in :mod:`.losses`."""
+
+from __future__ import annotations
+
+from hydroseq.config import ModelConfig
+from hydroseq.model.lstm import LSTMModel, LSTMPath, Mode, PaddedLSTM
+from hydroseq.model.losses import masked_mse, nse_loss, sequence_mse, station_target_std
+
+__all__ = ["LSTMModel", "LSTMPath", "Mode", "PaddedLSTM", "get_model", "masked_mse", "nse_loss",
+           "sequence_mse", "station_target_std"]
+
+
+def get_model(config: ModelConfig, n_features: int, n_outputs: int, mode: Mode,
+              lstm_path: LSTMPath = "padded") -> LSTMModel:
+    """Build the model described by ``config`` (freshly initialised; load a state dict to restore).
+
+    Parameters
+    ----------
+    config
+        The ``model`` section of a train config.
+    n_features, n_outputs
+        Inputs per step and outputs per sequence (``mode="sequence"``) or per step.
+    mode
+        ``"per_step"`` or ``"sequence"`` (the data config's ``mode``).
+    lstm_path
+        Default path of ``forward`` (``"packed"`` or ``"padded"``); both give the same results.
+    """
+    return LSTMModel(n_features, n_outputs, hidden_size=config.hidden_size, num_layers=config.num_layers,
+                     embedding_size=config.embedding_size, dropout=config.dropout,
+                     initial_forget_bias=config.initial_forget_bias, mode=mode, lstm_path=lstm_path)

@@ -1,0 +1,112 @@
+"""The LSTM of hydroseq: optional linear embedding, ``nn.LSTM(batch_first=True)``, dropout, linear head.
+
+Two exact ways to run a right-padded batch (``lengths`` sorted in descending order):
+
+* ``packed``: ``pack_padded_sequence(..., enforce_sorted=True)`` with lengths on the CPU, so cuDNN
+  skips the padding; the sequence head reads ``hn[-1]``.
+* ``padded``: the whole padded batch goes through the LSTM and the sequence head reads the output at
+  position ``length - 1`` of each sequence. A one-direction LSTM is causal, so that output equals
+  packed ``hn[-1]``. (``hn[-1]`` of an unpacked padded run is the state after the padding: wrong.)
+  torch 2.13's CPU backward through a PackedSequence grows with the square of the length
+  (pytorch/pytorch#149194), so this is the CPU path; it is also the only one ``torch.onnx.export``
+  traces (:class:`PaddedLSTM`).
+
+Per-step mode applies the head to every position; outputs at padded positions are meaningless and
+must be masked by the loss (the padded path computes them, the packed path returns zeros there).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import torch
+from torch import Tensor, nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+Mode = Literal["per_step", "sequence"]
+LSTMPath = Literal["packed", "padded"]
+
+
+class LSTMModel(nn.Module):
+    """LSTM with a sequence-level or a per-step linear head.
+
+    Parameters
+    ----------
+    n_features
+        Inputs per time step (dynamic and static inputs together).
+    n_outputs
+        Outputs per sequence (sequence mode, e.g. one per lead time) or per step (per-step mode).
+    hidden_size, num_layers, dropout
+        As in ``nn.LSTM``; ``dropout`` is also applied to the last layer's output before the head.
+    embedding_size
+        If given, a linear layer maps the inputs to this size before the LSTM.
+    initial_forget_bias
+        Initial value of the forget-gate bias (the hidden-hidden bias of every layer; the
+        input-hidden forget bias is set to 0). A large value lets the cell state remember from the
+        start of training.
+    mode
+        ``"sequence"``: ``forward`` returns ``[B, n_outputs]``; ``"per_step"``: ``[B, T, n_outputs]``.
+    lstm_path
+        Default path of ``forward``: ``"packed"`` or ``"padded"`` (see the module docstring).
+    """
+
+    def __init__(self, n_features: int, n_outputs: int, hidden_size: int = 64, num_layers: int = 1,
+                 embedding_size: int | None = None, dropout: float = 0.0, initial_forget_bias: float = 3.0,
+                 mode: Mode = "per_step", lstm_path: LSTMPath = "padded") -> None:
+        super().__init__()
+        self.mode: Mode = mode
+        self.lstm_path: LSTMPath = lstm_path
+        self.embedding = nn.Linear(n_features, embedding_size) if embedding_size else None
+        lstm_inputs = embedding_size or n_features
+        self.lstm = nn.LSTM(lstm_inputs, hidden_size, num_layers=num_layers, batch_first=True,
+                            dropout=dropout if num_layers > 1 else 0.0)
+        self.dropout = nn.Dropout(dropout)
+        self.head = nn.Linear(hidden_size, n_outputs)
+        self.set_forget_bias(initial_forget_bias)
+
+    def set_forget_bias(self, value: float) -> None:
+        """Set the forget-gate bias of every layer to ``value`` (gate order in torch: i, f, g, o)."""
+        hidden = self.lstm.hidden_size
+        with torch.no_grad():
+            for layer in range(self.lstm.num_layers):
+                getattr(self.lstm, f"bias_ih_l{layer}")[hidden:2 * hidden].fill_(0.0)
+                getattr(self.lstm, f"bias_hh_l{layer}")[hidden:2 * hidden].fill_(value)
+
+    def forward(self, x: Tensor, lengths: Tensor, path: LSTMPath | None = None) -> Tensor:
+        """Predict from a right-padded batch ``x [B, T, F]`` with ``lengths [B]`` sorted descending."""
+        if self.embedding is not None:
+            x = self.embedding(x)
+        if (path or self.lstm_path) == "packed":
+            return self._packed(x, lengths)
+        return self._padded(x, lengths)
+
+    def _packed(self, x: Tensor, lengths: Tensor) -> Tensor:
+        packed = pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=True)
+        output, (hn, _) = self.lstm(packed)
+        if self.mode == "sequence":
+            return self.head(self.dropout(hn[-1]))
+        padded, _ = pad_packed_sequence(output, batch_first=True, total_length=x.shape[1])
+        return self.head(self.dropout(padded))
+
+    def _padded(self, x: Tensor, lengths: Tensor) -> Tensor:
+        output, _ = self.lstm(x)
+        if self.mode == "sequence":
+            last = (lengths.to(output.device) - 1).view(-1, 1, 1).expand(-1, 1, output.shape[2])
+            return self.head(self.dropout(output.gather(1, last).squeeze(1)))
+        return self.head(self.dropout(output))
+
+
+class PaddedLSTM(nn.Module):
+    """A trained :class:`LSTMModel` whose ``forward(x, lengths)`` always takes the padded path.
+
+    This is what the exporter traces (``torch.onnx.export(..., dynamo=True)``): it has no
+    PackedSequence and no data-dependent Python control flow. It shares the wrapped model's weights.
+    """
+
+    def __init__(self, model: LSTMModel) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, x: Tensor, lengths: Tensor) -> Tensor:
+        """Same outputs as ``model(x, lengths, path="padded")``."""
+        return self.model(x, lengths, path="padded")
