@@ -1,0 +1,172 @@
+"""Mean/std scaling fitted on the training period of the training stations only (numpy, no torch)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hydroseq.config import DataConfig
+from hydroseq.dataset.periods import period_mask
+from hydroseq.dataset.station_data import StationData
+from hydroseq.errors import InputDataError
+from hydroseq.fileio import write_text_atomic
+
+SCALERS_FORMAT_VERSION = 1
+
+
+@dataclass
+class Scalers:
+    """Per-feature mean and standard deviation for inputs, static attributes and the target.
+
+    Fitted by :meth:`fit` on the training period of the stations in the training data only, then
+    saved beside the model (:meth:`to_json`) and reused unchanged for validation, test, export and
+    forecast. A feature whose training standard deviation is 0 (or undefined) gets a std of 1, so
+    it is only centred. With per-station target scaling, a station that has no valid target in
+    the training period is scaled with the global target mean and std.
+    """
+
+    dynamic_names: list[str]
+    dynamic_mean: np.ndarray
+    dynamic_std: np.ndarray
+    static_names: list[str]
+    static_mean: np.ndarray
+    static_std: np.ndarray
+    target_name: str
+    target_mean: float
+    target_std: float
+    station_target: dict[str, tuple[float, float]] = field(default_factory=dict)
+
+    @classmethod
+    def fit(cls, station_data: StationData, data_config: DataConfig) -> Scalers:
+        """Fit on the grid steps of ``data_config.splits.train`` of every station in ``station_data``.
+
+        Raises
+        ------
+        InputDataError
+            If the training period holds no valid value of some input or of the target.
+        """
+        in_train = period_mask(station_data.times, data_config.splits.train, station_data.grid_timezone,
+                               station_data.grid_day_boundary)
+        dynamic = station_data.dynamic[:, in_train, :].reshape(-1, len(station_data.dynamic_names))
+        target = station_data.target[:, in_train]
+        dynamic_mean, dynamic_std = _mean_std(dynamic, station_data.dynamic_names, station_data.path)
+        static_mean, static_std = _mean_std(station_data.static, station_data.static_names, station_data.path)
+        target_mean, target_std = _mean_std(target.reshape(-1, 1), [station_data.target_name], station_data.path)
+        scalers = cls(
+            dynamic_names=list(station_data.dynamic_names), dynamic_mean=dynamic_mean, dynamic_std=dynamic_std,
+            static_names=list(station_data.static_names), static_mean=static_mean, static_std=static_std,
+            target_name=station_data.target_name, target_mean=float(target_mean[0]),
+            target_std=float(target_std[0]),
+        )
+        if data_config.per_station_target_scaling:
+            scalers.station_target = _per_station(target, station_data.station_ids, scalers)
+        return scalers
+
+    def transform_inputs(self, dynamic: np.ndarray) -> np.ndarray:
+        """Scale dynamic inputs whose last axis follows ``dynamic_names`` (NaN stays NaN)."""
+        return ((dynamic - self.dynamic_mean) / self.dynamic_std).astype(np.float32, copy=False)
+
+    def transform_static(self, static: np.ndarray) -> np.ndarray:
+        """Scale static attributes whose last axis follows ``static_names``."""
+        return ((static - self.static_mean) / self.static_std).astype(np.float32, copy=False)
+
+    def transform_target(self, values: np.ndarray, station_ids: list[str] | np.ndarray | None = None) -> np.ndarray:
+        """Scale target values; with per-station scaling the first axis of ``values`` follows ``station_ids``."""
+        mean, std = self._target_moments(values, station_ids)
+        return ((values - mean) / std).astype(np.float32, copy=False)
+
+    def inverse_target(self, values: np.ndarray, station_ids: list[str] | np.ndarray | None = None) -> np.ndarray:
+        """Undo :meth:`transform_target` (model outputs back to the target's units)."""
+        mean, std = self._target_moments(values, station_ids)
+        return (values * std + mean).astype(np.float32, copy=False)
+
+    def _target_moments(self, values: np.ndarray,
+                        station_ids: list[str] | np.ndarray | None) -> tuple[np.ndarray | float, np.ndarray | float]:
+        if not self.station_target:
+            return self.target_mean, self.target_std
+        if station_ids is None:
+            raise ValueError("per-station target scaling needs the station id of every row")
+        default = (self.target_mean, self.target_std)
+        moments = np.array([self.station_target.get(str(station), default) for station in station_ids],
+                           dtype=np.float64)
+        shape = (len(moments),) + (1,) * (np.ndim(values) - 1)
+        return moments[:, 0].reshape(shape), moments[:, 1].reshape(shape)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready mapping."""
+        return {
+            "format_version": SCALERS_FORMAT_VERSION,
+            "dynamic": {name: [float(m), float(s)] for name, m, s in
+                        zip(self.dynamic_names, self.dynamic_mean, self.dynamic_std)},
+            "static": {name: [float(m), float(s)] for name, m, s in
+                       zip(self.static_names, self.static_mean, self.static_std)},
+            "target": {"name": self.target_name, "mean": self.target_mean, "std": self.target_std,
+                       "per_station": {k: [float(m), float(s)] for k, (m, s) in self.station_target.items()}},
+        }
+
+    def to_json(self, path: str | Path) -> None:
+        """Write the scalers as JSON, atomically (feature order is the key order)."""
+        write_text_atomic(path, json.dumps(self.to_dict(), indent=2))
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Scalers:
+        """Inverse of :meth:`to_dict`; raises ``KeyError``/``ValueError`` on malformed input."""
+        if data.get("format_version") != SCALERS_FORMAT_VERSION:
+            raise ValueError(f"unsupported format_version {data.get('format_version')!r}")
+        dynamic = np.array(list(data["dynamic"].values()), dtype=np.float64).reshape(-1, 2)
+        static = np.array(list(data["static"].values()), dtype=np.float64).reshape(-1, 2)
+        target = data["target"]
+        return cls(
+            dynamic_names=list(data["dynamic"]), dynamic_mean=dynamic[:, 0], dynamic_std=dynamic[:, 1],
+            static_names=list(data["static"]), static_mean=static[:, 0], static_std=static[:, 1],
+            target_name=str(target["name"]), target_mean=float(target["mean"]), target_std=float(target["std"]),
+            station_target={k: (float(m), float(s)) for k, (m, s) in target["per_station"].items()},
+        )
+
+    @classmethod
+    def from_json(cls, path: str | Path) -> Scalers:
+        """Read scalers written by :meth:`to_json`.
+
+        Raises
+        ------
+        InputDataError
+            If the file is unreadable, not JSON or not a scalers file.
+        """
+        try:
+            return cls.from_dict(json.loads(Path(path).read_text()))
+        except OSError as error:
+            raise InputDataError(path, f"cannot read scalers ({error.strerror})") from None
+        except (ValueError, KeyError, TypeError, AttributeError) as error:
+            raise InputDataError(path, f"not a hydroseq scalers file ({error!r})") from None
+
+
+def _mean_std(values: np.ndarray, names: list[str] | tuple[str, ...], path: Path) -> tuple[np.ndarray, np.ndarray]:
+    """Column-wise mean and std over finite values, in float64."""
+    values = values.astype(np.float64)
+    finite = np.isfinite(values)
+    counts = finite.sum(axis=0)
+    if (counts == 0).any():
+        name = names[int(np.flatnonzero(counts == 0)[0])]
+        raise InputDataError(path, f"{name!r} has no valid value in the training period of the training stations")
+    filled = np.where(finite, values, 0.0)
+    mean = filled.sum(axis=0) / counts
+    std = np.sqrt((np.where(finite, values - mean, 0.0) ** 2).sum(axis=0) / counts)
+    return mean, np.where(std > 0, std, 1.0)
+
+
+def _per_station(target: np.ndarray, station_ids: tuple[str, ...], scalers: Scalers) -> dict[str, tuple[float, float]]:
+    """Per-station target mean/std on the training period (global values for stations without any)."""
+    moments = {}
+    for row, station in enumerate(station_ids):
+        values = target[row].astype(np.float64)
+        values = values[np.isfinite(values)]
+        if len(values) == 0:
+            moments[station] = (scalers.target_mean, scalers.target_std)
+            continue
+        std = float(values.std())
+        moments[station] = (float(values.mean()), std if std > 0 else 1.0)
+    return moments

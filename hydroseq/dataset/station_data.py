@@ -1,0 +1,173 @@
+"""Read an ingested NetCDF once into per-station float32 arrays; nothing reads the file afterwards."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import xarray as xr
+
+from hydroseq.config import DataConfig
+from hydroseq.errors import InputDataError
+
+
+@dataclass(frozen=True, eq=False)
+class StationData:
+    """The variables one experiment needs, in memory, one row per station.
+
+    All stations share the grid ``times``. Missing values stay NaN; deciding what is valid is the
+    job of the sample index.
+
+    Attributes
+    ----------
+    path
+        The NetCDF file the arrays came from.
+    station_ids
+        Station ids, in the order of the first axis of every array.
+    times
+        Grid labels (UTC, end of each interval), ``datetime64[ns]``.
+    dynamic
+        float32 ``[station, time, dynamic feature]``, C-contiguous.
+    target
+        float32 ``[station, time]``.
+    static
+        float32 ``[station, static feature]``.
+    dynamic_names, static_names, target_name
+        Variable names in the order of the feature axes.
+    checksum
+        The file's ``dataset_checksum`` attribute (a hash of the loaded arrays if it has none).
+    grid_frequency, grid_timezone, grid_day_boundary
+        The grid attributes of the file.
+    """
+
+    path: Path
+    station_ids: tuple[str, ...]
+    times: np.ndarray
+    dynamic: np.ndarray
+    target: np.ndarray
+    static: np.ndarray
+    dynamic_names: tuple[str, ...]
+    static_names: tuple[str, ...]
+    target_name: str
+    checksum: str
+    grid_frequency: str
+    grid_timezone: str
+    grid_day_boundary: str
+
+    @property
+    def n_stations(self) -> int:
+        """Number of stations."""
+        return len(self.station_ids)
+
+    @property
+    def n_times(self) -> int:
+        """Number of grid steps."""
+        return len(self.times)
+
+
+def load_station_data(path: str | Path, data_config: DataConfig) -> StationData:
+    """Load the dynamic inputs, target and static attributes named in ``data_config``.
+
+    Parameters
+    ----------
+    path
+        An ingested NetCDF following ``docs/dataset-format.md``.
+    data_config
+        Names the variables and, optionally, the stations to keep (in that order).
+
+    Raises
+    ------
+    InputDataError
+        If the file cannot be opened, a variable or station is missing, a variable has the wrong
+        dimensions, a static attribute is missing for a station, or the time grid is irregular.
+    """
+    path = Path(path)
+    try:
+        dataset = xr.open_dataset(path)
+    except (OSError, ValueError) as error:
+        raise InputDataError(path, f"cannot open as NetCDF ({error})") from None
+    with dataset:
+        station_ids = _station_ids(dataset, path)
+        rows = _station_rows(station_ids, data_config.stations, path)
+        times = _times(dataset, path)
+        dynamic = np.stack([_time_series(dataset, name, rows, path) for name in data_config.dynamic_inputs],
+                           axis=-1)
+        target = _time_series(dataset, data_config.target, rows, path)
+        static = _static_table(dataset, data_config.static_inputs, rows, path)
+        attrs = dict(dataset.attrs)
+    selected = tuple(station_ids[row] for row in rows)
+    checksum = str(attrs.get("dataset_checksum") or _array_checksum(selected, times, dynamic, target, static))
+    return StationData(
+        path=path, station_ids=selected, times=times, dynamic=np.ascontiguousarray(dynamic),
+        target=np.ascontiguousarray(target), static=static,
+        dynamic_names=tuple(data_config.dynamic_inputs), static_names=tuple(data_config.static_inputs),
+        target_name=data_config.target, checksum=checksum,
+        grid_frequency=str(attrs.get("grid_frequency", "")),
+        grid_timezone=str(attrs.get("grid_timezone", "UTC")),
+        grid_day_boundary=str(attrs.get("grid_day_boundary", "00:00")),
+    )
+
+
+def _station_ids(dataset: xr.Dataset, path: Path) -> list[str]:
+    if "station" not in dataset.coords:
+        raise InputDataError(path, "has no 'station' coordinate; is it an ingested hydroseq file?")
+    return [str(value) for value in dataset["station"].values]
+
+
+def _station_rows(station_ids: list[str], wanted: list[str] | None, path: Path) -> list[int]:
+    if wanted is None:
+        return list(range(len(station_ids)))
+    position = {station: row for row, station in enumerate(station_ids)}
+    missing = [station for station in wanted if station not in position]
+    if missing:
+        raise InputDataError(path, f"stations {missing} are not in the file ({len(station_ids)} stations)",
+                             where="data.stations")
+    return [position[station] for station in wanted]
+
+
+def _times(dataset: xr.Dataset, path: Path) -> np.ndarray:
+    if "time" not in dataset.coords:
+        raise InputDataError(path, "has no 'time' coordinate")
+    times = np.asarray(dataset["time"].values).astype("datetime64[ns]")
+    steps = np.diff(times)
+    if len(steps) and (steps <= np.timedelta64(0)).any() | (steps != steps[0]).any():
+        bad = int(np.flatnonzero((steps <= np.timedelta64(0)) | (steps != steps[0]))[0]) + 1
+        raise InputDataError(path, "time grid is not regular and increasing", where=f"time {times[bad]}")
+    return times
+
+
+def _time_series(dataset: xr.Dataset, name: str, rows: list[int], path: Path) -> np.ndarray:
+    if name not in dataset.variables:
+        dynamic = [var for var in dataset.data_vars if dataset[var].attrs.get("hydroseq_role") == "dynamic"]
+        raise InputDataError(path, f"variable {name!r} not found; dynamic variables: {dynamic}")
+    variable = dataset[name]
+    if set(variable.dims) != {"station", "time"}:
+        raise InputDataError(path, f"variable {name!r} has dims {variable.dims}, expected (station, time)")
+    values = variable.transpose("station", "time").values
+    return np.asarray(values[rows], dtype=np.float32)
+
+
+def _static_table(dataset: xr.Dataset, names: list[str], rows: list[int], path: Path) -> np.ndarray:
+    columns = []
+    for name in names:
+        if name not in dataset.variables:
+            static = [var for var in dataset.variables if dataset[var].dims == ("station",)]
+            raise InputDataError(path, f"static attribute {name!r} not found; per-station variables: {static}")
+        variable = dataset[name]
+        if variable.dims != ("station",):
+            raise InputDataError(path, f"static attribute {name!r} has dims {variable.dims}, expected (station,)")
+        column = np.asarray(variable.values[rows], dtype=np.float32)
+        if not np.isfinite(column).all():
+            station = dataset["station"].values[rows][int(np.flatnonzero(~np.isfinite(column))[0])]
+            raise InputDataError(path, f"static attribute {name!r} is missing", where=f"station {station}")
+        columns.append(column)
+    return np.stack(columns, axis=1) if columns else np.zeros((len(rows), 0), dtype=np.float32)
+
+
+def _array_checksum(station_ids: tuple[str, ...], *arrays: np.ndarray) -> str:
+    digest = hashlib.sha256("\n".join(station_ids).encode())
+    for array in arrays:
+        digest.update(np.ascontiguousarray(array).tobytes())
+    return digest.hexdigest()
