@@ -16,6 +16,7 @@ import pytest
 import xarray as xr
 
 from hydroseq.config import DataConfig, Splits, TrainConfig, load_config
+from hydroseq.dataset import StationData
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CARAVAN_DIR = REPO_ROOT / "data" / "daily_caravan_camels_us"
@@ -95,3 +96,51 @@ def caravan_nc(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def per_step_config() -> TrainConfig:
     """The bundled per-step train config."""
     return load_config(REPO_ROOT / "configs" / "train_caravan_per_step.yaml", TrainConfig)
+
+
+def synthetic_station_data(dynamic: np.ndarray, target: np.ndarray, static: np.ndarray | None = None,
+                           start: str = "1990-01-01") -> StationData:
+    """Daily ``StationData`` from arrays (UTC grid, days labelled at their end), for property tests."""
+    n_stations, n_times = target.shape
+    days = pd.date_range(start, periods=n_times, freq="D") + pd.Timedelta(days=1)
+    static = np.zeros((n_stations, 0), np.float32) if static is None else static
+    return StationData(
+        path=Path("synthetic.nc"), station_ids=tuple(f"s{i}" for i in range(n_stations)),
+        times=days.values.astype("datetime64[ns]"), dynamic=np.ascontiguousarray(dynamic, dtype=np.float32),
+        target=np.ascontiguousarray(target, dtype=np.float32), static=static.astype(np.float32),
+        dynamic_names=tuple(f"x{i}" for i in range(dynamic.shape[-1])),
+        static_names=tuple(f"a{i}" for i in range(static.shape[-1])), target_name="q",
+        checksum=hashlib.sha256(dynamic.tobytes() + target.tobytes()).hexdigest(), grid_frequency="1D",
+        grid_timezone="UTC", grid_day_boundary="00:00")
+
+
+def synthetic_config(n_times: int, start: str = "1990-01-01", **overrides) -> DataConfig:
+    """A config over a synthetic daily record: train = first half, validation, test = the rest."""
+    days = pd.date_range(start, periods=n_times, freq="D")
+    half, three_quarters = n_times // 2, (3 * n_times) // 4
+    splits = Splits.model_validate({
+        "train": {"start": days[0].date(), "end": days[half - 1].date()},
+        "validation": {"start": days[half].date(), "end": days[three_quarters - 1].date()},
+        "test": {"start": days[three_quarters].date(), "end": days[-1].date()},
+    })
+    fields = {"dynamic_inputs": ["x0"], "splits": splits, "max_len": 20, "min_len": 3}
+    fields.update(overrides)
+    return DataConfig.model_validate(fields)
+
+
+@pytest.fixture(scope="session")
+def synthetic() -> tuple:
+    """``(synthetic_station_data, synthetic_config)`` builders (importlib mode cannot import conftest)."""
+    return synthetic_station_data, synthetic_config
+
+
+@pytest.fixture(scope="session")
+def contract_writer():
+    """``write_contract_netcdf`` (see above) for tests that need a modified copy of the small file."""
+    return write_contract_netcdf
+
+
+@pytest.fixture
+def data_config(tmp_path: Path):
+    """``make_data_config`` bound to a fresh cache folder: ``data_config(mode="sequence", ...)``."""
+    return lambda **overrides: make_data_config(cache_dir=tmp_path / "cache", **overrides)
