@@ -109,6 +109,8 @@ class VariableSpec(StrictModel):
                              f"possible: {', '.join(OUTPUT_UNITS[kind])}")
         if kind == "depth" and self.aggregation != "sum":
             raise ValueError(f"{self.units!r} is an amount per step: aggregation must be 'sum'")
+        if kind in ("volume_rate", "temperature") and self.aggregation == "sum":
+            raise ValueError(f"summing {self.units!r} values has no physical meaning: use mean, min or max")
         return self
 
     @property
@@ -137,8 +139,9 @@ class SourceConfig(StrictModel):
     variables: dict[str, VariableSpec] = Field(min_length=1, description="output name -> spec")
     frequency: str = Field(description="native step (e.g. 5min, 1h, 1D, 8D) or 'irregular'")
     timestamp: TimestampConvention = "interval_end"
-    timezone: str = Field("UTC", description="IANA name, fixed offset, or 'station' (the table's "
-                                             "timezone column)")
+    timezone: str = Field("UTC", description="IANA name, fixed offset, 'station' (the table's "
+                          "timezone column, DST-aware) or 'station_standard' (that zone's standard "
+                          "time all year, as Caravan's daily values use)")
     missing_values: list[float | str] = Field(default_factory=list)
     min_coverage: float = Field(1.0, ge=0.0, le=1.0,
                                 description="fraction of expected sub-steps that must be valid")
@@ -171,7 +174,7 @@ class SourceConfig(StrictModel):
     @field_validator("timezone")
     @classmethod
     def _timezone(cls, value: str) -> str:
-        if value != "station":
+        if value not in ("station", "station_standard"):
             parse_timezone(value)
         return value
 

@@ -1,0 +1,133 @@
+"""The ingested dataset: CF-1.8 NetCDF4 as described in ``docs/dataset-format.md``."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import numpy as np
+import xarray as xr
+
+from hydroseq import __version__
+from hydroseq.config import IngestConfig, dump_config
+from hydroseq.config.ingest import SourceConfig, VariableSpec
+from hydroseq.fileio import atomic_path, sha256_file
+from hydroseq.ingest import units
+from hydroseq.ingest.station import StationResult
+from hydroseq.ingest.timegrid import TimeGrid
+
+TIME_ENCODING = {"units": "minutes since 1970-01-01 00:00:00", "calendar": "proleptic_gregorian", "dtype": "int64"}
+_STANDARD_NAMES = (  # (name fragment, output unit) -> CF standard name, when the config gives none
+    ("precipitation", "mm", "precipitation_amount"),
+    ("temperature", "degC", "air_temperature"),
+    ("temperature", "K", "air_temperature"),
+    ("streamflow", "m3/s", "water_volume_transport_in_river_channel"),
+    ("discharge", "m3/s", "water_volume_transport_in_river_channel"),
+)
+
+
+def build_dataset(config: IngestConfig, grid: TimeGrid, results: list[StationResult],
+                  source_files: list[Path]) -> xr.Dataset:
+    """Assemble the dataset (in memory) from the per-station results, with every attribute of the
+    contract including ``dataset_checksum``."""
+    stations = [result.station for result in results]
+    coords = {
+        "station": ("station", np.array([s.id for s in stations], dtype=object),
+                    {"long_name": "station id", "cf_role": "timeseries_id"}),
+        "time": ("time", grid.labels.to_numpy(),
+                 {"long_name": "end of the grid interval (UTC)", "standard_name": "time", "axis": "T"}),
+        "station_name": ("station", np.array([s.name for s in stations], dtype=object), {"long_name": "station name"}),
+        "lat": ("station", np.array([s.lat for s in stations]), {"standard_name": "latitude", "units": "degrees_north"}),
+        "lon": ("station", np.array([s.lon for s in stations]), {"standard_name": "longitude", "units": "degrees_east"}),
+        "area_km2": ("station", np.array([s.area_km2 for s in stations]), {"long_name": "catchment area", "units": "km2"}),
+    }
+    data_vars = {}
+    for source in config.sources:
+        for name, spec in source.variables.items():
+            stacked = np.stack([result.values[name] for result in results]).astype(np.float32)
+            data_vars[name] = (("station", "time"), stacked, _dynamic_attrs(name, spec, source))
+            data_vars[f"coverage_{name}"] = ("station", np.mean(~np.isnan(stacked), axis=1).astype(np.float32),
+                                             {"long_name": f"fraction of grid steps with a valid {name}",
+                                              "units": "1", "hydroseq_role": "coverage"})
+    for attribute in config.stations.static_attributes:
+        data_vars[attribute] = ("station", np.array([s.static[attribute] for s in stations], dtype=np.float32),
+                                {"long_name": attribute, "hydroseq_role": "static"})
+    ds = xr.Dataset(data_vars, coords=coords)
+    ds.attrs = _global_attrs(config, grid, source_files)
+    ds.attrs["dataset_checksum"] = dataset_checksum(ds)
+    return ds
+
+
+def write_dataset(ds: xr.Dataset, out: str | Path) -> None:
+    """Write ``ds`` to ``out`` atomically (temporary file beside it, then rename)."""
+    encoding = {name: {"_FillValue": np.float32(np.nan)} for name in ds.data_vars if ds[name].dtype == np.float32}
+    encoding["time"] = dict(TIME_ENCODING)
+    for name in ("station", "station_name"):
+        encoding[name] = {"dtype": str}
+    with atomic_path(out) as tmp:
+        ds.to_netcdf(tmp, engine="netcdf4", format="NETCDF4", encoding=encoding)
+
+
+def dataset_checksum(ds: xr.Dataset) -> str:
+    """SHA-256 over every variable's and coordinate's name and values (not attributes).
+
+    Values are canonicalised (text as UTF-8, times as int64 ns, NaN as one bit pattern) so the
+    digest is the same before writing and after reading the file back, whatever the writer.
+    """
+    digest = hashlib.sha256()
+    for name in sorted(map(str, ds.variables)):
+        values = np.asarray(ds[name].values)
+        digest.update(name.encode() + b"\0" + str(values.shape).encode() + b"\0")
+        digest.update(_canonical_bytes(values))
+    return digest.hexdigest()
+
+
+def _canonical_bytes(values: np.ndarray) -> bytes:
+    if values.dtype.kind in "OUS":
+        items = [item.decode() if isinstance(item, bytes) else str(item) for item in values.ravel().tolist()]
+        return "\x1f".join(items).encode()
+    if values.dtype.kind == "M":
+        return values.astype("datetime64[ns]").view(np.int64).tobytes()
+    if values.dtype.kind == "f":
+        canonical = np.where(np.isnan(values), np.nan, values).astype(values.dtype)
+        return values.dtype.str.encode() + np.ascontiguousarray(canonical).tobytes()
+    return values.dtype.str.encode() + np.ascontiguousarray(values).tobytes()
+
+
+def _dynamic_attrs(name: str, spec: VariableSpec, source: SourceConfig) -> dict[str, str]:
+    method = f"time: {spec.aggregation}"
+    method += f" (source step {source.frequency}, stamps {source.timestamp.replace('_', ' ')})"
+    attrs = {
+        "units": units.cf_units(spec),
+        "long_name": spec.long_name or name.replace("_", " "),
+        "cell_methods": method,
+        "hydroseq_role": "dynamic",
+        "hydroseq_source": source.label,
+    }
+    standard_name = spec.standard_name or _guess_standard_name(name, spec.resolved_output_units)
+    if standard_name:
+        attrs["standard_name"] = standard_name
+    return attrs
+
+
+def _guess_standard_name(name: str, output_units: str) -> str | None:
+    for fragment, unit, standard_name in _STANDARD_NAMES:
+        if fragment in name and unit == output_units:
+            return standard_name
+    return None
+
+
+def _global_attrs(config: IngestConfig, grid: TimeGrid, source_files: list[Path]) -> dict[str, str]:
+    return {
+        "Conventions": "CF-1.8",
+        "featureType": "timeSeries",
+        "title": config.title or "hydroseq ingested dataset",
+        "hydroseq_version": __version__,
+        "grid_frequency": grid.frequency,
+        "grid_timezone": grid.timezone,
+        "grid_day_boundary": grid.day_boundary,
+        "time_label_convention": "interval_end",
+        "source_files": json.dumps([{"path": str(path), "sha256": sha256_file(path)} for path in source_files]),
+        "ingest_config": dump_config(config),
+    }

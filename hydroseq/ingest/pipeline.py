@@ -1,0 +1,97 @@
+"""``hydroseq ingest``: plan which files hold which station, grid every station, write, report."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+
+from tqdm import tqdm
+
+from hydroseq.config import IngestConfig
+from hydroseq.errors import HydroseqError, InputDataError
+from hydroseq.ingest.output import build_dataset, write_dataset
+from hydroseq.ingest.readers import READERS, source_files
+from hydroseq.ingest.report import IngestReport, build_report, print_report, save_report
+from hydroseq.ingest.station import SourcePlan, StationResult, ingest_station
+from hydroseq.ingest.stations import Station, load_stations
+from hydroseq.ingest.timegrid import build_grid
+
+
+def ingest(config: IngestConfig, out: str | Path, workers: int | None = None, scheduler: str | None = None,
+           append: bool = False, progress: bool = True) -> IngestReport:
+    """Resample every configured source onto the grid and write one NetCDF dataset.
+
+    Writes ``out`` atomically and the report files beside it, prints the summary table, and returns
+    the :class:`~hydroseq.ingest.report.IngestReport`. With ``on_bad_station: skip`` a station whose
+    input is unusable is left out and reported; with ``fail`` its error stops the run and nothing
+    is written. ``workers``, ``scheduler`` and ``append`` are not supported yet.
+    """
+    _refuse_unsupported(workers, scheduler, append)
+    out = Path(out)
+    grid = build_grid(config.grid)
+    stations = load_stations(config.stations)
+    plans, files, dropped = plan_sources(config, stations)
+    results: list[StationResult] = []
+    for station in tqdm(stations, desc="reading sources", unit="station", disable=not progress):
+        if station.id in dropped:
+            continue
+        try:
+            results.append(ingest_station(station, plans[station.id], grid))
+        except InputDataError as error:
+            _skip_or_raise(config, dropped, station.id, error)
+    if not results:
+        raise InputDataError(out, "no station could be ingested: " + "; ".join(f"{k}: {v}" for k, v in dropped.items()))
+    ds = build_dataset(config, grid, results, files)
+    write_dataset(ds, out)
+    report = build_report(ds, out, dropped)
+    save_report(report)
+    if progress:
+        print_report(report)
+    return report
+
+
+def plan_sources(config: IngestConfig, stations: list[Station]) -> tuple[dict[str, list[SourcePlan]], list[Path], dict[str, str]]:
+    """Which files of each source hold each station.
+
+    Returns the plans per station id, every file used (for provenance), and the stations dropped
+    while planning (``on_bad_station: skip``): no data in a source. A file holding a station that
+    is not in the table is an error unless ``stations.ids`` restricts the run.
+    """
+    known = {station.id for station in stations}
+    plans: dict[str, list[SourcePlan]] = defaultdict(list)
+    used: list[Path] = []
+    dropped: dict[str, str] = {}
+    for source in config.sources:
+        by_station: dict[str, list[Path]] = defaultdict(list)
+        for path in source_files(source):
+            ids = READERS[source.format].station_ids(source, path)
+            for station_id in (known if ids is None else ids):
+                if station_id in known:
+                    by_station[station_id].append(path)
+                elif config.stations.ids is None:
+                    error = InputDataError(path, f"station {station_id!r} is not in the station table {config.stations.path}")
+                    _skip_or_raise(config, dropped, station_id, error)
+        for station in stations:
+            if station.id not in by_station:
+                error = InputDataError(source.path, f"source {source.label!r} has no data for station {station.id}")
+                _skip_or_raise(config, dropped, station.id, error)
+            else:
+                plans[station.id].append(SourcePlan(source, tuple(by_station[station.id])))
+                used.extend(path for path in by_station[station.id] if path not in used)
+    return dict(plans), used, dropped
+
+
+def _skip_or_raise(config: IngestConfig, dropped: dict[str, str], station_id: str, error: InputDataError) -> None:
+    if config.on_bad_station == "fail":
+        raise error
+    dropped.setdefault(station_id, str(error))
+
+
+def _refuse_unsupported(workers: int | None, scheduler: str | None, append: bool) -> None:
+    for name, value in (("--workers", workers), ("--scheduler", scheduler), ("--append", append)):
+        if value:
+            raise HydroseqError(f"ingest {name} is not supported yet (dask and appending come in a later "
+                                "issue); run without it")
+
+
+__all__ = ["ingest", "plan_sources"]

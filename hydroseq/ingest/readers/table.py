@@ -1,0 +1,103 @@
+"""Delimited text tables: generic CSV (wide, one station per file, or long with a station column)
+and Caravan CSV (one file per basin, ``date`` column, ``NA`` or empty for missing)."""
+
+from __future__ import annotations
+
+import functools
+import io
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from hydroseq.config.ingest import SourceConfig
+from hydroseq.errors import InputDataError
+from hydroseq.ingest.readers.base import RawSeries, check_columns, parse_stamps, to_numbers
+
+CARAVAN_MISSING = ("NA", "")
+
+
+def station_ids(source: SourceConfig, path: Path) -> list[str]:
+    """The station ids a file holds."""
+    if source.station is not None:
+        return [source.station]
+    if source.station_column is None or source.format == "caravan_csv" or source.station_from_filename:
+        return [_strip(path.stem, source)]
+    frame = _read(path, source)
+    return sorted(frame[source.station_column].dropna().astype(str).str.strip().unique().tolist())
+
+
+def read(source: SourceConfig, path: Path, station_id: str) -> RawSeries:
+    """One station's rows of ``path``; raises :class:`InputDataError` for unusable content."""
+    frame = _read(path, source)
+    if source.station_column is not None and source.format != "caravan_csv":
+        frame = frame[frame[source.station_column].astype(str).str.strip() == station_id]
+    lines = frame.index.to_numpy() + 2
+    missing = _missing_codes(source)
+    stamps = parse_stamps(path, frame[source.time_column], source.time_format, lines)
+    values = {name: to_numbers(path, frame[spec.source], spec.source, lines, missing)
+              for name, spec in source.variables.items()}
+    return RawSeries(path, stamps, values, lines)
+
+
+def _strip(stem: str, source: SourceConfig) -> str:
+    prefix = source.station_id_prefix
+    return stem[len(prefix):] if prefix and stem.startswith(prefix) else stem
+
+
+def _missing_codes(source: SourceConfig) -> list[float | str]:
+    codes = list(source.missing_values)
+    if source.format == "caravan_csv":
+        codes += [code for code in CARAVAN_MISSING if code not in codes]
+    return codes
+
+
+def _read(path: Path, source: SourceConfig) -> pd.DataFrame:
+    stat = path.stat()
+    return _read_cached(path, stat.st_size, stat.st_mtime_ns, source.model_dump_json())
+
+
+@functools.lru_cache(maxsize=4)
+def _read_cached(path: Path, size: int, mtime_ns: int, source_json: str) -> pd.DataFrame:
+    source = SourceConfig.model_validate_json(source_json)
+    data = path.read_bytes()
+    if not data.strip():
+        raise InputDataError(path, "the file is empty")
+    _check_field_counts(path, data)
+    wanted = [source.time_column, *(spec.source for spec in source.variables.values())]
+    if source.station_column is not None and source.format != "caravan_csv":
+        wanted.append(source.station_column)
+    try:
+        header = pd.read_csv(io.BytesIO(data), nrows=0).columns.tolist()
+    except (pd.errors.ParserError, UnicodeDecodeError) as error:
+        raise InputDataError(path, f"not a readable CSV table: {error}") from None
+    check_columns(path, header, wanted, source)
+    codes = [str(code) for code in _missing_codes(source)]
+    text_columns = {name: str for name in (source.time_column, source.station_column) if name}
+    try:
+        return pd.read_csv(io.BytesIO(data), usecols=list(dict.fromkeys(wanted)), dtype=text_columns,
+                           na_values=codes, keep_default_na=False)
+    except (pd.errors.ParserError, UnicodeDecodeError) as error:
+        raise InputDataError(path, f"not a readable CSV table: {error}") from None
+
+
+def _check_field_counts(path: Path, data: bytes) -> None:
+    """Every non-empty line must have as many fields as the header (catches truncated lines).
+
+    Vectorised over the raw bytes; quoted fields containing commas (station names) are not
+    expected in data files and would be reported here.
+    """
+    raw = np.frombuffer(data, dtype=np.uint8)
+    newline_positions = np.flatnonzero(raw == ord("\n"))
+    ends = np.append(newline_positions, len(raw)) if raw[-1] != ord("\n") else newline_positions
+    starts = np.concatenate(([0], ends[:-1] + 1))
+    comma_cumsum = np.concatenate(([0], np.cumsum(raw == ord(","))))
+    commas = comma_cumsum[ends] - comma_cumsum[starts]
+    lengths = ends - starts - (raw[np.maximum(ends - 1, 0)] == ord("\r"))
+    nonempty = lengths > 0
+    wrong = nonempty & (commas != commas[0])
+    if wrong.any():
+        line = int(np.argmax(wrong))
+        text = data[starts[line]:ends[line]].decode(errors="replace").strip()
+        raise InputDataError(path, f"expected {commas[0] + 1} comma-separated fields like the header, "
+                             f"found {commas[line] + 1}: {text[:80]!r}", f"line {line + 1}")

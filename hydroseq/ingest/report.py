@@ -1,0 +1,140 @@
+"""The ingest report: per-station coverage, gaps and contiguous records; stations dropped and why.
+
+Saved beside the output as ``<name>.report.csv`` (one row per station), ``<name>.report.json``
+(the rows, the dropped stations and every record length) and ``<name>.records.png`` (histogram of
+contiguous-record lengths). A "record" is a run of consecutive grid steps where every dynamic
+variable is valid.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import xarray as xr  # noqa: E402
+from rich.console import Console  # noqa: E402
+from rich.table import Table  # noqa: E402
+
+from hydroseq.fileio import atomic_path, write_text_atomic  # noqa: E402
+
+
+@dataclass
+class IngestReport:
+    """What :func:`hydroseq.ingest.ingest` returns.
+
+    ``stations`` has one row per ingested station; ``dropped`` maps skipped station ids to the
+    reason; ``records`` maps station ids to their contiguous-record lengths (grid steps).
+    """
+
+    output: Path
+    stations: pd.DataFrame
+    dropped: dict[str, str] = field(default_factory=dict)
+    records: dict[str, list[int]] = field(default_factory=dict)
+
+    @property
+    def paths(self) -> dict[str, Path]:
+        """Where the report files are saved."""
+        stem = self.output.with_suffix("")
+        return {"csv": Path(f"{stem}.report.csv"), "json": Path(f"{stem}.report.json"),
+                "png": Path(f"{stem}.records.png")}
+
+
+def build_report(ds: xr.Dataset, output: Path, dropped: dict[str, str]) -> IngestReport:
+    """Per-station statistics of the dynamic variables of ``ds``."""
+    dynamic = [name for name in ds.data_vars if ds[name].attrs.get("hydroseq_role") == "dynamic"]
+    valid = np.stack([~np.isnan(ds[name].values) for name in dynamic]).all(axis=0)  # (station, time)
+    times = pd.DatetimeIndex(ds["time"].values)
+    rows, records = [], {}
+    for position, station_id in enumerate(ds["station"].values.tolist()):
+        runs = run_lengths(valid[position])
+        records[str(station_id)] = runs
+        rows.append(_row(str(station_id), valid[position], times, runs,
+                         {name: float(ds[f"coverage_{name}"].values[position]) for name in dynamic}))
+    return IngestReport(output, pd.DataFrame(rows), dict(dropped), records)
+
+
+def run_lengths(valid: np.ndarray) -> list[int]:
+    """Lengths of the runs of ``True`` in a boolean vector, in order."""
+    padded = np.concatenate(([False], valid, [False])).astype(np.int8)
+    edges = np.flatnonzero(np.diff(padded))
+    return (edges[1::2] - edges[::2]).tolist()
+
+
+def _row(station_id: str, valid: np.ndarray, times: pd.DatetimeIndex, runs: list[int],
+         coverage: dict[str, float]) -> dict[str, object]:
+    indices = np.flatnonzero(valid)
+    first, last = (times[indices[0]], times[indices[-1]]) if len(indices) else (pd.NaT, pd.NaT)
+    span = valid[indices[0]:indices[-1] + 1] if len(indices) else valid[:0]
+    gaps = run_lengths(~span)
+    row: dict[str, object] = {
+        "station": station_id,
+        "first_valid": first, "last_valid": last,
+        "coverage_all": float(valid.mean()) if len(valid) else 0.0,
+        "gaps": len(gaps), "longest_gap": max(gaps, default=0),
+        "records": len(runs), "longest_record": max(runs, default=0),
+    }
+    row.update({f"coverage_{name}": value for name, value in coverage.items()})
+    return row
+
+
+def save_report(report: IngestReport) -> None:
+    """Write the CSV, JSON and PNG files of ``report`` atomically."""
+    paths = report.paths
+    write_text_atomic(paths["csv"], report.stations.to_csv(index=False, date_format="%Y-%m-%dT%H:%M"))
+    document = {
+        "output": str(report.output),
+        "stations": json.loads(report.stations.to_json(orient="records", date_format="iso")),
+        "dropped": report.dropped,
+        "record_lengths": report.records,
+    }
+    write_text_atomic(paths["json"], json.dumps(document, indent=1))
+    _histogram(report, paths["png"])
+
+
+def _histogram(report: IngestReport, path: Path) -> None:
+    lengths = [length for runs in report.records.values() for length in runs]
+    figure, axes = plt.subplots(figsize=(7, 4))
+    if lengths:
+        bins = np.unique(np.geomspace(1, max(lengths) + 1, 30).astype(int))
+        axes.hist(lengths, bins=bins, color="steelblue", edgecolor="white")
+        axes.set_xscale("log")
+    axes.set_xlabel("contiguous record length (grid steps, all variables valid)")
+    axes.set_ylabel("number of records")
+    axes.set_title(f"{report.output.name}: {len(lengths)} records in {len(report.records)} stations")
+    figure.tight_layout()
+    with atomic_path(path) as tmp:
+        figure.savefig(tmp, format="png", dpi=100)
+    plt.close(figure)
+
+
+def print_report(report: IngestReport, console: Console | None = None) -> None:
+    """The per-station summary table, then the dropped stations."""
+    console = console or Console()
+    table = Table(title=f"ingested {len(report.stations)} station(s) -> {report.output}")
+    columns = ["station", "first_valid", "last_valid", "coverage_all", "gaps", "longest_gap", "records",
+               "longest_record"]
+    for column in columns:
+        table.add_column(column, justify="left" if column == "station" else "right")
+    for row in report.stations.itertuples(index=False):
+        table.add_row(*(_cell(getattr(row, column)) for column in columns))
+    console.print(table)
+    for station_id, reason in report.dropped.items():
+        console.print(f"[yellow]dropped {station_id}[/yellow]: {reason}")
+    console.print(f"report: {report.paths['csv']}, {report.paths['json']}, {report.paths['png']}")
+
+
+def _cell(value: object) -> str:
+    if isinstance(value, pd.Timestamp):
+        return value.strftime("%Y-%m-%d %H:%M")
+    if isinstance(value, float):
+        return "" if np.isnan(value) else f"{value:.3f}"
+    if value is pd.NaT:
+        return ""
+    return str(value)

@@ -1,0 +1,79 @@
+"""The station table: ids (text), names, coordinates, areas, time zones and static attributes."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from hydroseq.config.ingest import StationsConfig, parse_timezone
+from hydroseq.errors import InputDataError
+
+REQUIRED_COLUMNS = ("station_id", "name", "lat", "lon", "area_km2")
+
+
+@dataclass(frozen=True)
+class Station:
+    """One row of the station table."""
+
+    id: str
+    name: str
+    lat: float
+    lon: float
+    area_km2: float
+    timezone: str | None = None
+    static: dict[str, float] = field(default_factory=dict)
+
+
+def load_stations(config: StationsConfig) -> list[Station]:
+    """Read and check the station table, restricted to ``config.ids`` when given.
+
+    Raises :class:`InputDataError` naming the table and the row for a missing column, a duplicated
+    id, a non-numeric coordinate/attribute, an unknown time zone, or an id in ``ids`` not in the table.
+    """
+    path = config.path
+    try:
+        table = pd.read_csv(path, dtype={"station_id": str}, keep_default_na=True)
+    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as error:
+        raise InputDataError(path, f"cannot read the station table: {error}") from None
+    missing = [c for c in (*REQUIRED_COLUMNS, *config.static_attributes) if c not in table.columns]
+    if missing:
+        raise InputDataError(path, f"missing column(s) {', '.join(missing)}; found {', '.join(table.columns)}")
+    duplicated = table["station_id"][table["station_id"].duplicated()]
+    if len(duplicated):
+        raise InputDataError(path, f"station id {duplicated.iloc[0]!r} appears more than once",
+                             f"line {duplicated.index[0] + 2}")
+    stations = [_row_to_station(row, index, config) for index, row in table.iterrows()]
+    if config.ids is None:
+        return stations
+    by_id = {station.id: station for station in stations}
+    unknown = [i for i in config.ids if i not in by_id]
+    if unknown:
+        raise InputDataError(path, f"station(s) {', '.join(unknown)} listed in stations.ids are not in the table")
+    return [by_id[i] for i in config.ids]
+
+
+def _row_to_station(row: pd.Series, index: int, config: StationsConfig) -> Station:
+    where = f"line {index + 2}, station {row['station_id']}"
+    numbers = {}
+    for column in ("lat", "lon", "area_km2", *config.static_attributes):
+        try:
+            numbers[column] = float(row[column])
+        except (TypeError, ValueError):
+            raise InputDataError(config.path, f"column {column}: {row[column]!r} is not a number", where) from None
+    for column in ("lat", "lon"):
+        if not math.isfinite(numbers[column]):
+            raise InputDataError(config.path, f"column {column} is empty", where)
+    timezone = row.get("timezone")
+    timezone = None if timezone is None or pd.isna(timezone) else str(timezone)
+    if timezone is not None:
+        try:
+            parse_timezone(timezone)
+        except ValueError as error:
+            raise InputDataError(config.path, str(error), where) from None
+    return Station(
+        id=str(row["station_id"]).strip(), name=str(row["name"]), lat=numbers["lat"], lon=numbers["lon"],
+        area_km2=numbers["area_km2"], timezone=timezone,
+        static={name: numbers[name] for name in config.static_attributes},
+    )

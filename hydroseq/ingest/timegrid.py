@@ -1,0 +1,107 @@
+"""The target time grid and the conversion of source timestamps to UTC interval ends.
+
+Every observation is reduced to the UTC instant ``b`` from which it is known: the end of the
+interval it summarises (or the instant of an instantaneous reading). Binning on ``b`` with
+right-closed, right-labelled bins is what makes the grid causal: the value labelled ``t`` uses only
+observations with ``t - step < b <= t``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from hydroseq.config.ingest import GridConfig, parse_step, parse_timezone
+
+_NS_PER_DAY = 86_400 * 10**9
+
+
+@dataclass(frozen=True)
+class TimeGrid:
+    """A regular grid of interval ends in UTC (``labels`` are tz-naive UTC instants)."""
+
+    labels: pd.DatetimeIndex
+    step: pd.Timedelta
+    frequency: str
+    timezone: str
+    day_boundary: str
+
+    @property
+    def origin_ns(self) -> int:
+        """Start of the first interval, in ns since the epoch (UTC)."""
+        return int(self.labels[0].value - self.step.value)
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+
+def build_grid(config: GridConfig) -> TimeGrid:
+    """The grid covering the local days ``start..end`` of ``config``.
+
+    Day ``D`` is the interval ``(D + day_boundary, D + 1 day + day_boundary]`` in the grid's fixed-
+    offset time zone; labels are the interval ends converted to UTC.
+    """
+    step = parse_step(config.frequency)
+    offset = parse_timezone(config.timezone).utcoffset(dt.datetime(2001, 1, 1)) or dt.timedelta(0)
+    first_edge = dt.datetime.combine(config.start, config.day_boundary) - offset
+    last_edge = dt.datetime.combine(config.end + dt.timedelta(days=1), config.day_boundary) - offset
+    labels = pd.date_range(pd.Timestamp(first_edge) + step, pd.Timestamp(last_edge), freq=step)
+    labels = pd.DatetimeIndex(labels.as_unit("ns"), name="time")
+    return TimeGrid(labels, step, config.frequency, config.timezone,
+                    config.day_boundary.strftime("%H:%M"))
+
+
+def bin_index(ends_ns: np.ndarray, grid: TimeGrid) -> np.ndarray:
+    """Index of the grid interval ``(t - step, t]`` containing each end instant (may fall outside
+    ``0..len(grid)-1`` for instants before or after the grid)."""
+    offset = ends_ns.astype(np.int64) - grid.origin_ns
+    return -((-offset) // grid.step.value) - 1
+
+
+def localize(naive: pd.DatetimeIndex, zone_name: str) -> pd.DatetimeIndex:
+    """Wall-clock times in ``zone_name`` to tz-naive UTC.
+
+    DST-aware: repeated fall-back hours are told apart by their order (``ambiguous="infer"``);
+    a wall-clock time that does not exist (spring-forward gap) raises ``ValueError``.
+    """
+    zone = parse_timezone(zone_name)
+    if zone is dt.timezone.utc:
+        return naive
+    if isinstance(zone, dt.timezone):
+        return naive - pd.Timedelta(zone.utcoffset(None))
+    aware = naive.tz_localize(str(zone), ambiguous="infer", nonexistent="raise")
+    return aware.tz_convert("UTC").tz_localize(None)
+
+
+def standard_zone(zone_name: str) -> str:
+    """The fixed-offset zone of ``zone_name``'s standard (winter) time, e.g. ``Etc/GMT+5`` for
+    ``America/New_York``; Caravan's daily values are days in this zone."""
+    zone = parse_timezone(zone_name)
+    january = zone.utcoffset(dt.datetime(2001, 1, 15)) or dt.timedelta(0)
+    july = zone.utcoffset(dt.datetime(2001, 7, 15)) or dt.timedelta(0)
+    standard = min(january, july)  # DST moves clocks forward in either hemisphere
+    minutes = int(standard.total_seconds() // 60)
+    if minutes % 60 == 0:
+        hours = minutes // 60
+        return "UTC" if hours == 0 else f"Etc/GMT{-hours:+d}"
+    sign = "+" if minutes >= 0 else "-"
+    return f"{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
+
+
+def interval_ends(stamps: pd.DatetimeIndex, zone_name: str, convention: str,
+                  step: pd.Timedelta | None) -> np.ndarray:
+    """UTC instants (int64 ns) from which each observation is known.
+
+    ``interval_start`` stamps are moved to their interval's end: by wall-clock arithmetic for steps
+    of whole days (a local day in a DST zone lasts 23 or 25 hours), by absolute time otherwise.
+    ``interval_end`` and ``instantaneous`` stamps are used as they are.
+    """
+    if convention != "interval_start":
+        return localize(stamps, zone_name).asi8.copy()
+    assert step is not None, "interval_start needs a regular frequency"
+    if step.value % _NS_PER_DAY == 0:
+        return localize(stamps + step, zone_name).asi8.copy()
+    return (localize(stamps, zone_name) + step).asi8.copy()

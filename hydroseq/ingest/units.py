@@ -1,0 +1,85 @@
+"""Unit conversion: source units -> a canonical unit per kind -> the output unit.
+
+Canonical units: ``mm`` per source step (amounts), ``mm/d`` (depth rates), ``m3/s`` (discharge),
+``degC``. Depth and volume rates are converted into each other through the catchment area.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from hydroseq.config.ingest import VariableSpec
+
+_FT3 = 0.028316846592  # m3 per cubic foot (exact)
+_TO_CANONICAL = {
+    "mm": 1.0, "kg m-2": 1.0, "m": 1000.0,
+    "mm/d": 1.0, "mm/h": 24.0, "mm/s": 86_400.0, "kg m-2 s-1": 86_400.0, "m/s": 86_400_000.0,
+    "m3/s": 1.0, "ft3/s": _FT3, "l/s": 1e-3,
+}
+_CF_UNITS = {"mm": "mm", "mm/d": "mm d-1", "mm/h": "mm h-1", "m3/s": "m3 s-1", "degC": "degC", "K": "K"}
+
+
+class AreaMissing(ValueError):
+    """A conversion between depth and volume needs the catchment area, which is unknown."""
+
+
+def to_canonical(values: np.ndarray, spec: VariableSpec, source_step: pd.Timedelta | None) -> np.ndarray:
+    """Source values in the canonical unit of their kind.
+
+    A depth rate that is to be summed becomes the amount (mm) over its source step.
+    """
+    kind = spec.kind
+    if kind == "other":
+        return values
+    if kind == "temperature":
+        if spec.units == "K":
+            return values - 273.15
+        if spec.units == "degF":
+            return (values - 32.0) * (5.0 / 9.0)
+        return values
+    converted = values * _TO_CANONICAL[spec.units]
+    if kind == "depth_rate" and spec.aggregation == "sum":
+        assert source_step is not None
+        converted = converted * (source_step / pd.Timedelta(days=1))
+    return converted
+
+
+def to_output(values: np.ndarray, spec: VariableSpec, grid_step: pd.Timedelta, area_km2: float) -> np.ndarray:
+    """Aggregated canonical values in ``spec.resolved_output_units``.
+
+    Raises :class:`AreaMissing` when a depth/volume conversion meets an unknown area.
+    """
+    kind, target = spec.kind, spec.resolved_output_units
+    if kind == "other" or (kind == "depth_rate" and spec.aggregation == "sum") or kind == "depth":
+        return values
+    if kind == "temperature":
+        return values + 273.15 if target == "K" else values
+    mm_per_day = values if kind == "depth_rate" else None
+    if kind == "volume_rate":
+        if target == "m3/s":
+            return values
+        mm_per_day = values * 86_400.0 / _area_m2(area_km2, spec) * 1000.0
+    assert mm_per_day is not None
+    if target == "mm/d":
+        return mm_per_day
+    if target == "mm/h":
+        return mm_per_day / 24.0
+    if target == "mm":
+        return mm_per_day * (grid_step / pd.Timedelta(days=1))
+    return mm_per_day / 1000.0 * _area_m2(area_km2, spec) / 86_400.0  # m3/s
+
+
+def cf_units(spec: VariableSpec) -> str:
+    """The CF spelling of the output unit (``mm d-1``, ``m3 s-1``)."""
+    units = spec.resolved_output_units
+    return _CF_UNITS.get(units, units)
+
+
+def _area_m2(area_km2: float, spec: VariableSpec) -> float:
+    if not (isinstance(area_km2, float) and math.isfinite(area_km2) and area_km2 > 0):
+        raise AreaMissing(f"converting {spec.units} to {spec.resolved_output_units} needs the "
+                          f"catchment area, but area_km2 is {area_km2!r}")
+    return area_km2 * 1e6
