@@ -1,0 +1,106 @@
+"""Write an exported model directory from a training checkpoint (needs torch; forecasting does not)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnxruntime as ort
+import torch
+
+from hydroseq import __version__
+from hydroseq.config import TrainConfig
+from hydroseq.export.metadata import METADATA_FILE, ONNX_FILE, PT2_FILE, ExportMetadata
+from hydroseq.export.network import LastStepNetwork, reference_prediction
+from hydroseq.export.onnx_export import as_numpy_inputs, save_onnx, save_pt2, trace_network
+from hydroseq.fileio import sha256_file, write_text_atomic
+from hydroseq.model import LSTMModel
+
+PARITY_TOLERANCE = 1e-5
+PARITY_ROWS = 64
+
+
+@dataclass(frozen=True)
+class DataProvenance:
+    """The grid and checksum of the data a model was trained on."""
+
+    grid_frequency: str
+    grid_timezone: str
+    grid_day_boundary: str
+    dataset_checksum: str
+
+
+def export_trained_model(model: LSTMModel, config: TrainConfig, state: dict[str, Any], seq_len: int,
+                         out_dir: str | Path, provenance: DataProvenance, pt2: bool = True) -> ExportMetadata:
+    """Export ``model`` (restored from checkpoint ``state``) as a fixed-length model directory.
+
+    Writes ``model.onnx`` (and ``model.pt2`` if ``pt2``), checks onnxruntime against the packed
+    torch model on random inputs of every length ``1..seq_len``, then writes ``metadata.json``
+    last, so a directory with metadata is always complete.
+
+    Raises
+    ------
+    ValueError
+        If ``seq_len`` is below 1 or onnxruntime and torch differ by more than 1e-5.
+    """
+    if seq_len < 1:
+        raise ValueError(f"seq_len must be at least 1, got {seq_len}")
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    model = model.eval()
+    network = LastStepNetwork(model).eval()
+    x, lengths = _parity_batch(seq_len, int(state["n_features"]))
+    program = trace_network(network, x[:2], lengths[:2])
+    opset = save_onnx(program, out_dir / ONNX_FILE)
+    files = [ONNX_FILE]
+    if pt2:
+        save_pt2(program, out_dir / PT2_FILE)
+        files.append(PT2_FILE)
+    max_diff = _onnx_parity(out_dir / ONNX_FILE, model, x, lengths)
+    metadata = _metadata(config, state, seq_len, provenance, opset, max_diff,
+                         {name: sha256_file(out_dir / name) for name in files})
+    write_text_atomic(out_dir / METADATA_FILE, metadata.to_json())
+    return metadata
+
+
+def _parity_batch(seq_len: int, n_features: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Standard-normal inputs (the scaled range) with lengths covering 1..N, N first."""
+    generator = torch.Generator().manual_seed(0)
+    rows = max(PARITY_ROWS, 2)
+    lengths = torch.linspace(seq_len, 1, rows).round().long().clamp(1, seq_len)
+    x = torch.randn(rows, seq_len, n_features, generator=generator)
+    padding = torch.arange(seq_len)[None, :] >= lengths[:, None]
+    x[padding] = 0.0
+    return x, lengths
+
+
+def _onnx_parity(path: Path, model: LSTMModel, x: torch.Tensor, lengths: torch.Tensor) -> float:
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    exported = session.run(None, as_numpy_inputs(x, lengths))[0]
+    expected = reference_prediction(model, x, lengths).numpy()
+    max_diff = float(np.max(np.abs(exported - expected)))
+    if not max_diff <= PARITY_TOLERANCE:
+        raise ValueError(f"exported ONNX model differs from torch by {max_diff:.3g} "
+                         f"(tolerance {PARITY_TOLERANCE})")
+    return max_diff
+
+
+def _metadata(config: TrainConfig, state: dict[str, Any], seq_len: int, provenance: DataProvenance,
+              opset: int, max_diff: float, files: dict[str, str]) -> ExportMetadata:
+    data = config.data
+    scalers = state.get("scalers")
+    scalers_dict = json.loads(scalers) if isinstance(scalers, str) else dict(scalers or {})
+    leads = [0] if state["mode"] == "per_step" else [int(lead) for lead in data.leads]
+    return ExportMetadata(
+        seq_len=seq_len, feature_names=[str(name) for name in state.get("feature_names", [])],
+        dynamic_inputs=list(data.dynamic_inputs), static_inputs=list(data.static_inputs),
+        target=data.target, lagged_target=bool(data.lagged_target and state["mode"] == "sequence"),
+        mode=str(state["mode"]), leads=leads, min_len=int(data.min_len), scalers=scalers_dict,
+        grid_frequency=provenance.grid_frequency, grid_timezone=provenance.grid_timezone,
+        grid_day_boundary=provenance.grid_day_boundary, run_id=str(state.get("run_id") or ""),
+        dataset_checksum=provenance.dataset_checksum, hydroseq_version=__version__, opset=opset,
+        parity_max_abs_diff=max_diff, files=files, train_config=config.model_dump(mode="json"),
+    )

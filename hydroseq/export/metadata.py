@@ -1,0 +1,105 @@
+"""The metadata file of an exported model directory (JSON; reading it needs only the standard library).
+
+The directory holds ``model.onnx`` (the network), optionally ``model.pt2`` (``torch.export``), and
+``metadata.json``, which says everything a forecast needs besides the network: the feature order,
+the scalers, the grid, the leads, the fixed sequence length and where the model came from, plus a
+SHA-256 of every other file so that a copied or corrupted directory is detected before use.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hydroseq.errors import InputDataError
+
+METADATA_FILE = "metadata.json"
+ONNX_FILE = "model.onnx"
+PT2_FILE = "model.pt2"
+METADATA_FORMAT_VERSION = 1
+
+
+@dataclass
+class ExportMetadata:
+    """Everything about an exported model except its weights.
+
+    Attributes
+    ----------
+    seq_len
+        The fixed input length N: inputs are ``x[B, N, F]`` right-padded, with ``lengths[B]``.
+    feature_names
+        The F input features in model order: dynamic inputs, then the lagged target if used, then
+        static attributes (repeated on every step).
+    dynamic_inputs, static_inputs, target, lagged_target
+        The data config's variables, as trained.
+    mode, leads
+        ``per_step`` models predict the target of the last input step (lead 0); ``sequence``
+        models predict the target ``lead`` steps after it, one output per lead.
+    min_len
+        Fewest valid steps a sequence needed in training; shorter histories are not forecast.
+    scalers
+        The training scalers as :meth:`hydroseq.dataset.scalers.Scalers.to_dict` writes them.
+    grid_frequency, grid_timezone, grid_day_boundary
+        The time grid of the training data (pandas frequency, zone, local day end).
+    run_id, dataset_checksum, hydroseq_version
+        Provenance: the training run, the checksum of its ingested data, the exporting version.
+    parity_max_abs_diff
+        Largest |onnxruntime - torch| difference measured at export time on real inputs.
+    files
+        ``{file name: sha256}`` of every other file in the directory.
+    train_config
+        The resolved train config of the run (for reference; forecasting does not need it).
+    """
+
+    seq_len: int
+    feature_names: list[str]
+    dynamic_inputs: list[str]
+    static_inputs: list[str]
+    target: str
+    lagged_target: bool
+    mode: str
+    leads: list[int]
+    min_len: int
+    scalers: dict[str, Any]
+    grid_frequency: str
+    grid_timezone: str
+    grid_day_boundary: str
+    run_id: str
+    dataset_checksum: str
+    hydroseq_version: str
+    opset: int = 0
+    parity_max_abs_diff: float | None = None
+    files: dict[str, str] = field(default_factory=dict)
+    train_config: dict[str, Any] = field(default_factory=dict)
+    format_version: int = METADATA_FORMAT_VERSION
+
+    def to_json(self) -> str:
+        """Deterministic JSON text (sorted keys) of all fields."""
+        return json.dumps(asdict(self), indent=2, sort_keys=True) + "\n"
+
+    @classmethod
+    def read(cls, model_dir: str | Path) -> ExportMetadata:
+        """Read ``metadata.json`` from an exported model directory.
+
+        Raises
+        ------
+        InputDataError
+            If the file is missing, not JSON, of a newer format or lacks a field.
+        """
+        path = Path(model_dir) / METADATA_FILE
+        try:
+            data = json.loads(path.read_text())
+        except FileNotFoundError:
+            raise InputDataError(path, "not an exported model directory (metadata.json missing)") from None
+        except (OSError, ValueError) as error:
+            raise InputDataError(path, f"unreadable model metadata ({error})") from None
+        version = data.get("format_version") if isinstance(data, dict) else None
+        if not isinstance(version, int) or version > METADATA_FORMAT_VERSION:
+            raise InputDataError(path, f"metadata format {version!r} is not one this hydroseq reads "
+                                       f"(<= {METADATA_FORMAT_VERSION})")
+        try:
+            return cls(**data)
+        except TypeError as error:
+            raise InputDataError(path, f"malformed model metadata ({error})") from None

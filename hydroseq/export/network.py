@@ -1,0 +1,49 @@
+"""The fixed-length network that is exported: ``x[B, N, F], lengths[B] -> y[B, n_outputs]``."""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor, nn
+
+from hydroseq.model import LSTMModel
+
+
+class LastStepNetwork(nn.Module):
+    """A trained :class:`LSTMModel` read at each sequence's last valid step.
+
+    ``x`` is right-padded to N steps; ``lengths`` says how many leading steps of each row are real.
+    The LSTM runs over all N steps (the padded path) and the output at ``length - 1`` is returned.
+    A one-direction LSTM is causal, so that output does not see the padding and equals the packed
+    training model's ``hn[-1]``: short histories are predicted exactly as in training.
+
+    In ``sequence`` mode the output is the model's ``[B, n_leads]``; in ``per_step`` mode it is the
+    per-step head at the last valid step, ``[B, n_outputs]``. Lengths must lie in ``1..N``.
+    """
+
+    def __init__(self, model: LSTMModel) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, x: Tensor, lengths: Tensor) -> Tensor:
+        """Outputs at position ``lengths - 1`` of each row of the right-padded batch ``x``."""
+        output = self.model(x, lengths, path="padded")
+        if self.model.mode == "sequence":
+            return output
+        last = (lengths.to(output.device) - 1).view(-1, 1, 1).expand(-1, 1, output.shape[2])
+        return output.gather(1, last).squeeze(1)
+
+
+def reference_prediction(model: LSTMModel, x: Tensor, lengths: Tensor) -> Tensor:
+    """What training computes for the same rows: the packed path, rows in any order.
+
+    Sorts by length (the packed path needs descending lengths), runs ``path="packed"`` and puts the
+    rows back in their original order. Used to check the exported network against training.
+    """
+    order = torch.argsort(lengths, descending=True, stable=True)
+    with torch.no_grad():
+        output = model(x[order], lengths[order], path="packed")
+        if model.mode == "per_step":
+            output = output[torch.arange(len(order)), lengths[order] - 1]
+    restored = torch.empty_like(output)
+    restored[order] = output
+    return restored

@@ -1,0 +1,96 @@
+"""Run an exported model with onnxruntime and numpy only (no torch, no training code).
+
+>>> model = ExportedModel("runs/demo/model")            # doctest: +SKIP
+>>> y = model.predict(x, lengths)                       # x[B, N, F] float32, lengths[B] int
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnxruntime as ort
+
+from hydroseq.errors import InputDataError
+from hydroseq.export.metadata import ONNX_FILE, ExportMetadata
+from hydroseq.fileio import sha256_file
+
+DEFAULT_BATCH_SIZE = 1024
+
+
+class ExportedModel:
+    """An exported model directory, loaded for inference.
+
+    Parameters
+    ----------
+    model_dir
+        Directory written by :func:`hydroseq.export.export_model`.
+    verify
+        Check every file against the SHA-256 recorded in the metadata first (a corrupted or
+        partly copied directory fails loudly instead of forecasting nonsense).
+    threads
+        onnxruntime intra-op threads (default: onnxruntime's choice, all cores).
+
+    Inputs and outputs are in scaled units: apply ``metadata.scalers`` before and after (the
+    forecast does this with :class:`hydroseq.dataset.scalers.Scalers`).
+    """
+
+    def __init__(self, model_dir: str | Path, verify: bool = True, threads: int | None = None) -> None:
+        self.model_dir = Path(model_dir)
+        self.metadata = ExportMetadata.read(self.model_dir)
+        if verify:
+            self.verify_files()
+        options = ort.SessionOptions()
+        if threads:
+            options.intra_op_num_threads = threads
+        options.log_severity_level = 3
+        self.session = ort.InferenceSession(str(self.model_dir / ONNX_FILE), options,
+                                            providers=ort.get_available_providers())
+
+    @property
+    def seq_len(self) -> int:
+        """The fixed input length N."""
+        return self.metadata.seq_len
+
+    @property
+    def n_features(self) -> int:
+        """Features per step F."""
+        return len(self.metadata.feature_names)
+
+    def verify_files(self) -> None:
+        """Raise :class:`InputDataError` if a file is missing or differs from its recorded checksum."""
+        if ONNX_FILE not in self.metadata.files:
+            raise InputDataError(self.model_dir, f"metadata lists no checksum for {ONNX_FILE}")
+        for name, expected in sorted(self.metadata.files.items()):
+            path = self.model_dir / name
+            if not path.is_file():
+                raise InputDataError(path, "file of the exported model is missing")
+            if sha256_file(path) != expected:
+                raise InputDataError(path, "checksum differs from metadata.json: the model directory "
+                                           "was modified or copied incompletely")
+
+    def predict(self, x: np.ndarray, lengths: np.ndarray, batch_size: int = DEFAULT_BATCH_SIZE) -> np.ndarray:
+        """Scaled outputs ``[B, n_outputs]`` for right-padded ``x [B, N, F]`` and ``lengths [B]``.
+
+        Rows are run in batches of ``batch_size`` (the last one may be smaller).
+
+        Raises
+        ------
+        ValueError
+            If the shapes do not match the exported N and F, or a length is outside ``1..N``.
+        """
+        x = np.ascontiguousarray(x, dtype=np.float32)
+        lengths = np.ascontiguousarray(lengths, dtype=np.int64)
+        self._check_inputs(x, lengths)
+        outputs = [self.session.run(None, {"x": x[i:i + batch_size], "lengths": lengths[i:i + batch_size]})[0]
+                   for i in range(0, len(x), batch_size)]
+        n_outputs = self.session.get_outputs()[0].shape[-1]
+        return np.concatenate(outputs) if outputs else np.zeros((0, n_outputs), dtype=np.float32)
+
+    def _check_inputs(self, x: np.ndarray, lengths: np.ndarray) -> None:
+        if x.ndim != 3 or x.shape[1:] != (self.seq_len, self.n_features):
+            raise ValueError(f"x has shape {x.shape}, expected (batch, {self.seq_len}, {self.n_features})")
+        if lengths.shape != (x.shape[0],):
+            raise ValueError(f"lengths has shape {lengths.shape}, expected ({x.shape[0]},)")
+        if len(lengths) and (lengths.min() < 1 or lengths.max() > self.seq_len):
+            raise ValueError(f"lengths must lie in 1..{self.seq_len}, got {lengths.min()}..{lengths.max()}")

@@ -1,0 +1,86 @@
+"""Find what to export: a checkpoint file, or the best checkpoint of an MLflow run, and its data."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import xarray as xr
+
+from hydroseq.config import TrackingConfig, TrainConfig
+from hydroseq.errors import HydroseqError, InputDataError
+from hydroseq.export.exporter import DataProvenance, export_trained_model
+from hydroseq.export.metadata import ExportMetadata
+from hydroseq.training.checkpoint import load_checkpoint, model_from_checkpoint
+from hydroseq.training.finish import BEST_CHECKPOINT_ARTIFACT
+
+
+def export_from_source(run_or_checkpoint: str | Path, seq_len: int, out_dir: str | Path,
+                       tracking_uri: str | None = None, data_path: str | Path | None = None) -> ExportMetadata:
+    """Load the checkpoint named by ``run_or_checkpoint`` and export it (see ``export_model``).
+
+    ``data_path`` is the ingested file the model was trained on, read for its grid attributes and
+    checksum; by default the run's ``data_path`` tag, or the checkpoint config's ``data.path``.
+    """
+    if Path(run_or_checkpoint).is_file():
+        state = load_checkpoint(run_or_checkpoint)
+        run_data_path = None
+    else:
+        state, run_data_path = _load_run_checkpoint(str(run_or_checkpoint), tracking_uri)
+    model, config = model_from_checkpoint(state)
+    provenance = read_provenance(_data_path(config, data_path or run_data_path))
+    return export_trained_model(model, config, state, seq_len, out_dir, provenance)
+
+
+def _load_run_checkpoint(run_id: str, tracking_uri: str | None) -> tuple[dict[str, Any], str | None]:
+    from mlflow.exceptions import MlflowException
+    from mlflow.tracking import MlflowClient
+
+    uri = tracking_uri or os.environ.get("MLFLOW_TRACKING_URI") or TrackingConfig().tracking_uri
+    client = MlflowClient(uri)
+    try:
+        run = client.get_run(run_id)
+    except MlflowException:
+        raise HydroseqError(f"{run_id!r} is neither a checkpoint file nor a run in the MLflow store {uri}") from None
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            local = Path(client.download_artifacts(run_id, BEST_CHECKPOINT_ARTIFACT, tmp))
+        except (MlflowException, OSError):
+            raise HydroseqError(f"run {run_id} has no '{BEST_CHECKPOINT_ARTIFACT}' artifact: did it finish?") from None
+        checkpoints = sorted(local.glob("*.pt"))
+        if not checkpoints:
+            raise HydroseqError(f"run {run_id}: no checkpoint in its '{BEST_CHECKPOINT_ARTIFACT}' artifact")
+        state = load_checkpoint(checkpoints[0])
+    state.setdefault("run_id", run_id)
+    return state, run.data.tags.get("data_path")
+
+
+def _data_path(config: TrainConfig, given: str | Path | None) -> Path:
+    path = given or config.data.path
+    if path is None:
+        raise HydroseqError("cannot tell which dataset the model was trained on: the run has no data_path "
+                            "tag and the config no data.path")
+    return Path(path)
+
+
+def read_provenance(path: Path) -> DataProvenance:
+    """Grid attributes and checksum of an ingested file (only its header is read).
+
+    Raises
+    ------
+    InputDataError
+        If the file cannot be opened or lacks the grid attributes.
+    """
+    try:
+        with xr.open_dataset(path) as dataset:
+            attrs = dict(dataset.attrs)
+    except (OSError, ValueError) as error:
+        raise InputDataError(path, f"cannot read the training dataset for its grid ({error})") from None
+    missing = [name for name in ("grid_frequency", "grid_timezone") if name not in attrs]
+    if missing:
+        raise InputDataError(path, f"lacks the global attributes {missing}; is it an ingested hydroseq file?")
+    return DataProvenance(grid_frequency=str(attrs["grid_frequency"]), grid_timezone=str(attrs["grid_timezone"]),
+                          grid_day_boundary=str(attrs.get("grid_day_boundary", "00:00")),
+                          dataset_checksum=str(attrs.get("dataset_checksum", "")))

@@ -1,0 +1,46 @@
+"""The forecast as a flat CSV table: ``station,issue_time,lead,valid_time,value``."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import numpy as np
+
+from hydroseq.fileio import atomic_path
+from hydroseq.forecast.result import ForecastResult
+
+CSV_COLUMNS = ("station", "issue_time", "lead", "valid_time", "value")
+
+
+def format_time(value: np.datetime64) -> str:
+    """ISO 8601 in UTC with a ``Z``, to the second: ``2014-09-30T05:00:00Z``."""
+    return f"{np.datetime_as_string(np.datetime64(value, 's'))}Z"
+
+
+def format_value(value: float) -> str:
+    """The shortest text that reads back as the same float32; empty for NaN."""
+    number = np.float32(value)
+    return "" if np.isnan(number) else np.format_float_positional(number, unique=True, trim="-")
+
+
+def write_forecast_csv(result: ForecastResult, path: str | Path) -> Path:
+    """Write one row per issue time, station and lead, atomically.
+
+    ``lead`` is in grid steps; times are UTC interval ends. Rows where the station could not be
+    forecast at that issue time are left out (they are listed in the run's report instead).
+    """
+    path = Path(path)
+    valid_times = result.valid_times
+    with atomic_path(path) as tmp, open(tmp, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle, lineterminator="\n")
+        writer.writerow(CSV_COLUMNS)
+        for i, issue in enumerate(result.issue_times):
+            issue_text = format_time(issue)
+            for s, station in enumerate(result.stations):
+                if np.isnan(result.values[i, s]).all():
+                    continue
+                for k, lead in enumerate(result.leads):
+                    writer.writerow((station, issue_text, int(lead), format_time(valid_times[i, k]),
+                                     format_value(result.values[i, s, k])))
+    return path

@@ -1,0 +1,112 @@
+"""Read only the grid steps a forecast needs from an ingested NetCDF (never the whole history)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import xarray as xr
+
+from hydroseq.dataset import StationData
+from hydroseq.errors import InputDataError
+from hydroseq.export.metadata import ExportMetadata
+
+
+@dataclass(frozen=True)
+class StationInfo:
+    """Per-station metadata copied into the forecast files."""
+
+    names: tuple[str, ...] | None
+    lats: np.ndarray | None
+    lons: np.ndarray | None
+    target_units: str
+    target_long_name: str
+    dataset_checksum: str
+
+
+class IngestedFile:
+    """An ingested dataset opened lazily: its grid is checked against the model's on opening.
+
+    Use as a context manager; :meth:`read` loads a slice of steps of the model's variables.
+    """
+
+    def __init__(self, path: str | Path, metadata: ExportMetadata) -> None:
+        self.path = Path(path)
+        self.metadata = metadata
+        try:
+            self.dataset = xr.open_dataset(self.path)
+        except (OSError, ValueError) as error:
+            raise InputDataError(self.path, f"cannot open as NetCDF ({error})") from None
+        try:
+            self._check()
+        except InputDataError:
+            self.dataset.close()
+            raise
+
+    def __enter__(self) -> IngestedFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.dataset.close()
+
+    @property
+    def times(self) -> np.ndarray:
+        """All grid labels of the file (UTC, ``datetime64[ns]``)."""
+        return np.asarray(self.dataset["time"].values, dtype="datetime64[ns]")
+
+    @property
+    def station_ids(self) -> tuple[str, ...]:
+        """Every station of the file, in file order."""
+        return tuple(str(value) for value in self.dataset["station"].values)
+
+    def _check(self) -> None:
+        for coord in ("station", "time"):
+            if coord not in self.dataset.coords:
+                raise InputDataError(self.path, f"has no {coord!r} coordinate; is it an ingested hydroseq file?")
+        expected = {"grid_frequency": self.metadata.grid_frequency, "grid_timezone": self.metadata.grid_timezone,
+                    "grid_day_boundary": self.metadata.grid_day_boundary}
+        for name, value in expected.items():
+            found = str(self.dataset.attrs.get(name, ""))
+            if value and found != value:
+                raise InputDataError(self.path, f"{name} is {found!r} but the model was trained on {value!r}",
+                                     where=f"global attribute {name}")
+        needed = [*self.metadata.dynamic_inputs, self.metadata.target, *self.metadata.static_inputs]
+        missing = [name for name in needed if name not in self.dataset.variables]
+        if missing:
+            raise InputDataError(self.path, f"variables the model needs are missing: {missing}")
+
+    def read(self, start: int, stop: int) -> StationData:
+        """The model's variables on grid steps ``start..stop-1`` of every station, as float32."""
+        window = self.dataset.isel(time=slice(start, stop))
+        dynamic = np.stack([self._series(window, name) for name in self.metadata.dynamic_inputs], axis=-1)
+        static = [np.asarray(self.dataset[name].values, dtype=np.float32) for name in self.metadata.static_inputs]
+        return StationData(
+            path=self.path, station_ids=self.station_ids, times=np.asarray(window["time"].values, "datetime64[ns]"),
+            dynamic=np.ascontiguousarray(dynamic), target=self._series(window, self.metadata.target),
+            static=np.stack(static, axis=1) if static else np.zeros((len(self.station_ids), 0), np.float32),
+            dynamic_names=tuple(self.metadata.dynamic_inputs), static_names=tuple(self.metadata.static_inputs),
+            target_name=self.metadata.target, checksum=self.info().dataset_checksum,
+            grid_frequency=self.metadata.grid_frequency, grid_timezone=self.metadata.grid_timezone,
+            grid_day_boundary=self.metadata.grid_day_boundary,
+        )
+
+    def _series(self, window: xr.Dataset, name: str) -> np.ndarray:
+        variable = window[name]
+        if set(variable.dims) != {"station", "time"}:
+            raise InputDataError(self.path, f"variable {name!r} has dims {variable.dims}, expected (station, time)")
+        return np.asarray(variable.transpose("station", "time").values, dtype=np.float32)
+
+    def info(self) -> StationInfo:
+        """Station names and positions, the target's units and the dataset checksum."""
+        data = self.dataset
+        target = data[self.metadata.target]
+        names = tuple(str(v) for v in data["station_name"].values) if "station_name" in data.variables else None
+        return StationInfo(
+            names=names,
+            lats=np.asarray(data["lat"].values, np.float64) if "lat" in data.variables else None,
+            lons=np.asarray(data["lon"].values, np.float64) if "lon" in data.variables else None,
+            target_units=str(target.attrs.get("units", "")),
+            target_long_name=str(target.attrs.get("long_name", self.metadata.target)),
+            dataset_checksum=str(data.attrs.get("dataset_checksum", "")),
+        )

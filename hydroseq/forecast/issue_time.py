@@ -1,0 +1,77 @@
+"""Issue times given on the command line, resolved to labels of the dataset's time grid.
+
+Grid labels are UTC interval ends (``docs/dataset-format.md``). An issue time selects the last label
+at or before it, so a forecast never uses a step that ends after its issue time.
+
+* ``2014-09-30T06:00Z``, ``2014-09-30T06:00+02:00``: an instant.
+* ``2014-09-30T06:00`` (no zone): an instant in the grid's time zone.
+* ``2014-09-30`` (a date): the end of that local day of the grid, i.e. its last grid step; this is
+  the same day rule as the train/validation/test periods.
+* ``START..END``: every grid label from START's to END's (a hindcast).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from hydroseq.dataset.periods import parse_day_boundary
+from hydroseq.errors import ConfigError
+
+DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+@dataclass(frozen=True)
+class GridClock:
+    """What is needed to turn text into grid labels: the zone and day boundary of the grid."""
+
+    timezone: str
+    day_boundary: str
+
+
+def parse_instant(text: str, clock: GridClock) -> pd.Timestamp:
+    """One issue time as a UTC timestamp (see the module docstring for the accepted forms).
+
+    Raises
+    ------
+    ConfigError
+        If the text is not a date or timestamp.
+    """
+    text = text.strip()
+    try:
+        stamp = pd.Timestamp(text)
+    except ValueError:
+        raise ConfigError(f"--issue-time: {text!r} is not a date or timestamp "
+                          "(examples: 2014-09-30, 2014-09-30T06:00Z, 2014-09-01..2014-09-30)") from None
+    if DATE_ONLY.match(text):
+        stamp = stamp + pd.Timedelta(days=1) + parse_day_boundary(clock.day_boundary)
+    if stamp.tzinfo is None:
+        stamp = stamp.tz_localize(clock.timezone)
+    return stamp.tz_convert("UTC")
+
+
+def parse_issue_times(text: str, clock: GridClock) -> tuple[pd.Timestamp, pd.Timestamp, bool]:
+    """``(first, last, is_range)`` in UTC for ``T`` or ``START..END``.
+
+    Raises
+    ------
+    ConfigError
+        If a part does not parse or the range is reversed.
+    """
+    if ".." not in text:
+        instant = parse_instant(text, clock)
+        return instant, instant, False
+    start_text, _, end_text = text.partition("..")
+    start, end = parse_instant(start_text, clock), parse_instant(end_text, clock)
+    if end < start:
+        raise ConfigError(f"--issue-time: range {text!r} ends before it starts")
+    return start, end, True
+
+
+def label_index_at_or_before(times: np.ndarray, instant: pd.Timestamp) -> int:
+    """Index of the last grid label ``<= instant`` (``-1`` if every label is later)."""
+    utc = np.datetime64(instant.tz_convert("UTC").tz_localize(None).to_datetime64(), "ns")
+    return int(np.searchsorted(np.asarray(times, dtype="datetime64[ns]"), utc, side="right")) - 1

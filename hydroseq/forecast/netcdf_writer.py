@@ -1,0 +1,106 @@
+"""CF-NetCDF forecast files: dimensions station and lead, reproducible to the byte."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import netCDF4
+import numpy as np
+
+from hydroseq import __version__
+from hydroseq.fileio import atomic_path
+from hydroseq.forecast.result import ForecastResult
+
+TIME_UNITS = "seconds since 1970-01-01 00:00:00"
+CALENDAR = "proleptic_gregorian"
+
+
+def _epoch_seconds(times: np.ndarray) -> np.ndarray:
+    return np.asarray(times, dtype="datetime64[s]").astype(np.int64)
+
+
+def write_forecast_netcdf(result: ForecastResult, path: str | Path) -> Path:
+    """Write ``result`` as CF-1.8 NetCDF4, atomically.
+
+    One issue time gives ``value(station, lead)`` with a scalar ``forecast_reference_time``; several
+    (hindcast) give ``value(forecast_reference_time, station, lead)``. ``forecast_period`` (hours)
+    is an auxiliary coordinate of ``lead`` and the valid time ``time`` one of (issue time, lead).
+
+    Nothing time-dependent (creation date, history) is written, so the same result always gives
+    the same bytes with the same library versions.
+    """
+    path = Path(path)
+    with atomic_path(path) as tmp, netCDF4.Dataset(tmp, "w", format="NETCDF4") as nc:
+        _write_global_attributes(nc, result)
+        _write_station_and_lead(nc, result)
+        issue_dims = _write_issue_time(nc, result)
+        _write_valid_time(nc, result, issue_dims)
+        _write_values(nc, result, issue_dims)
+    return path
+
+
+def _write_global_attributes(nc: netCDF4.Dataset, result: ForecastResult) -> None:
+    nc.setncattr("Conventions", "CF-1.8")
+    nc.setncattr("title", f"hydroseq {result.variable} forecast")
+    nc.setncattr("source", f"hydroseq {__version__}")
+    nc.setncattr("grid_step_seconds", np.int64(result.step.total_seconds()))
+    for key in sorted(result.attributes):
+        nc.setncattr(key, str(result.attributes[key]))
+    nc.setncattr("skipped_stations", json.dumps(result.skipped, sort_keys=True))
+
+
+def _write_station_and_lead(nc: netCDF4.Dataset, result: ForecastResult) -> None:
+    nc.createDimension("station", len(result.stations))
+    nc.createDimension("lead", len(result.leads))
+    station = nc.createVariable("station", str, ("station",))
+    station[:] = np.array(result.stations, dtype=object)
+    station.setncatts({"long_name": "station id", "cf_role": "timeseries_id"})
+    if result.station_names is not None:
+        names = nc.createVariable("station_name", str, ("station",))
+        names[:] = np.array(result.station_names, dtype=object)
+        names.setncattr("long_name", "station name")
+    for name, values, standard_name, units in (("lat", result.lats, "latitude", "degrees_north"),
+                                               ("lon", result.lons, "longitude", "degrees_east")):
+        if values is not None:
+            variable = nc.createVariable(name, "f8", ("station",))
+            variable[:] = np.asarray(values, dtype=np.float64)
+            variable.setncatts({"standard_name": standard_name, "units": units})
+    lead = nc.createVariable("lead", "i4", ("lead",))
+    lead[:] = np.asarray(result.leads, dtype=np.int32)
+    lead.setncatts({"long_name": "lead time in grid steps", "units": "1"})
+    period = nc.createVariable("forecast_period", "f8", ("lead",))
+    period[:] = result.forecast_period_hours
+    period.setncatts({"standard_name": "forecast_period", "long_name": "lead time", "units": "hours"})
+
+
+def _write_issue_time(nc: netCDF4.Dataset, result: ForecastResult) -> tuple[str, ...]:
+    single = len(result.issue_times) == 1
+    dims: tuple[str, ...] = () if single else ("forecast_reference_time",)
+    if not single:
+        nc.createDimension("forecast_reference_time", len(result.issue_times))
+    reference = nc.createVariable("forecast_reference_time", "i8", dims)
+    seconds = _epoch_seconds(result.issue_times)
+    reference[...] = seconds[0] if single else seconds
+    reference.setncatts({"standard_name": "forecast_reference_time", "long_name": "issue time",
+                         "units": TIME_UNITS, "calendar": CALENDAR})
+    return dims
+
+
+def _write_valid_time(nc: netCDF4.Dataset, result: ForecastResult, issue_dims: tuple[str, ...]) -> None:
+    valid = nc.createVariable("time", "i8", issue_dims + ("lead",))
+    seconds = _epoch_seconds(result.valid_times)
+    valid[...] = seconds[0] if not issue_dims else seconds
+    valid.setncatts({"standard_name": "time", "long_name": "valid time (end of the grid interval)",
+                     "units": TIME_UNITS, "calendar": CALENDAR})
+
+
+def _write_values(nc: netCDF4.Dataset, result: ForecastResult, issue_dims: tuple[str, ...]) -> None:
+    dims = issue_dims + ("station", "lead")
+    variable = nc.createVariable(result.variable, "f4", dims, fill_value=np.float32(np.nan))
+    values = np.asarray(result.values, dtype=np.float32)
+    variable[...] = values[0] if not issue_dims else values
+    coordinates = ["forecast_reference_time", "forecast_period", "time"]
+    coordinates += [name for name in ("station_name", "lat", "lon") if name in nc.variables]
+    variable.setncatts({"long_name": result.long_name or f"forecast {result.variable}",
+                        "units": result.units, "coordinates": " ".join(coordinates)})

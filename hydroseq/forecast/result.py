@@ -1,0 +1,70 @@
+"""What a forecast run produces: values per issue time, station and lead, with their time axes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+
+@dataclass(frozen=True)
+class ForecastResult:
+    """Forecast values for ``[issue time, station, lead]`` on a regular grid.
+
+    Attributes
+    ----------
+    issue_times
+        Forecast reference times (UTC, naive ``datetime64[ns]``): the label of the last grid step
+        whose data the forecast used.
+    stations
+        Station ids, in the order of the second axis of ``values``.
+    leads
+        Lead times in grid steps; the valid time of lead ``k`` is ``issue_time + k * step``. Lead 0
+        is the issue step itself (a per-step model simulates the flow of the last input step).
+    step
+        The grid step.
+    values
+        float32 ``[issue time, station, lead]`` in the target's units; NaN where a station could
+        not be forecast at that issue time.
+    variable, units, long_name
+        Name, units and description of the forecast quantity (from the ingested dataset).
+    attributes
+        Provenance written as global attributes (model run id, checksums, versions). Only
+        deterministic values belong here: the files must be byte-identical on a re-run.
+    skipped
+        ``{station: reason}`` for stations that could not be forecast at any issue time.
+    station_names, lats, lons
+        Optional station metadata copied from the dataset into the NetCDF output.
+    """
+
+    issue_times: np.ndarray
+    stations: tuple[str, ...]
+    leads: np.ndarray
+    step: pd.Timedelta
+    values: np.ndarray
+    variable: str
+    units: str
+    long_name: str = ""
+    attributes: dict[str, str] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)
+    station_names: tuple[str, ...] | None = None
+    lats: np.ndarray | None = None
+    lons: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        expected = (len(self.issue_times), len(self.stations), len(self.leads))
+        if self.values.shape != expected:
+            raise ValueError(f"values have shape {self.values.shape}, expected {expected} "
+                             "(issue time, station, lead)")
+
+    @property
+    def valid_times(self) -> np.ndarray:
+        """``datetime64[ns]`` of shape ``[issue time, lead]``: when each forecast value applies."""
+        offsets = np.asarray(self.leads, dtype=np.int64) * np.timedelta64(self.step.value, "ns")
+        return np.asarray(self.issue_times, dtype="datetime64[ns]")[:, None] + offsets[None, :]
+
+    @property
+    def forecast_period_hours(self) -> np.ndarray:
+        """Lead times as float64 hours (CF ``forecast_period``)."""
+        return np.asarray(self.leads, dtype=np.float64) * (self.step / pd.Timedelta(hours=1))

@@ -1,0 +1,190 @@
+"""``hydroseq forecast``: every station from an exported model, at one issue time or a range."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from rich.console import Console
+from tqdm import tqdm
+
+from hydroseq import __version__
+from hydroseq.dataset import Scalers, StationData
+from hydroseq.errors import InputDataError
+from hydroseq.export import ExportedModel
+from hydroseq.export.metadata import METADATA_FILE, ONNX_FILE
+from hydroseq.forecast.csv_writer import write_forecast_csv
+from hydroseq.forecast.data_window import IngestedFile, StationInfo
+from hydroseq.forecast.features import (feature_names, gather_windows, history_lengths, scaled_features,
+                                        uses_lagged_target)
+from hydroseq.forecast.hindcast import score_hindcast, write_scores_csv
+from hydroseq.forecast.issue_time import GridClock, label_index_at_or_before, parse_issue_times
+from hydroseq.forecast.netcdf_writer import write_forecast_netcdf
+from hydroseq.forecast.report import print_scores, print_summary
+from hydroseq.forecast.result import ForecastResult
+
+DEFAULT_FORECAST_DIR = Path("runs/forecast")
+ROWS_PER_CHUNK = 65536  # sequences assembled at once: bounds memory to ~rows x N x F x 4 bytes
+EXIT_OK = 0
+EXIT_NOTHING_FORECAST = 1
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Which grid steps a run reads and forecasts from."""
+
+    ends: np.ndarray  # grid indices of the issue steps
+    start: int  # first grid step read
+    stop: int  # one past the last grid step read
+    is_range: bool
+
+
+def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, out: str | Path | None = None,
+                 batch_size: int = 1024, console: Console | None = None) -> int:
+    """Forecast every station of ``data_path`` with the model in ``model_dir``; return the exit status.
+
+    For each station the last ``seq_len`` grid steps at or before the issue step are scaled with
+    the training scalers and run through the exported network in batches of ``batch_size``. A
+    station is forecast from its valid history ending at the issue step (shorter than ``seq_len``
+    if its record or its last gap is more recent), provided it has at least ``min(min_len,
+    seq_len)`` steps; otherwise it is listed with the reason. Nothing after the issue step is read
+    for the inputs.
+
+    ``issue_time`` is ``T`` or ``START..END`` (see :mod:`hydroseq.forecast.issue_time`); a range is
+    a hindcast, scored against the observations (NSE/KGE per lead, ``<out stem>_scores.csv``).
+    Writes ``out`` (CF-NetCDF) and the CSV beside it, atomically; both are byte-identical when
+    re-run on the same inputs.
+
+    Returns
+    -------
+    int
+        0 if at least one station was forecast, 1 if none could be.
+
+    Raises
+    ------
+    InputDataError
+        If the model directory or the data file cannot be used, or the data end before the issue
+        time. :class:`~hydroseq.errors.ConfigError` if the issue time does not parse.
+    """
+    console = console or Console()
+    model = ExportedModel(model_dir)
+    metadata = model.metadata
+    scalers = Scalers.from_dict(metadata.scalers)
+    with IngestedFile(data_path, metadata) as source:
+        plan = _plan(source, issue_time, metadata.seq_len, max(metadata.leads))
+        data = source.read(plan.start, plan.stop)
+        info = source.info()
+    lagged = uses_lagged_target(metadata)
+    if feature_names(data, lagged) != metadata.feature_names:
+        raise InputDataError(Path(model_dir) / METADATA_FILE, "feature order differs from what the forecast "
+                             f"builds: {metadata.feature_names} vs {feature_names(data, lagged)}")
+    features, valid = scaled_features(data, scalers, lagged)
+    local_ends = plan.ends - plan.start
+    lengths = history_lengths(valid, local_ends, metadata.seq_len)
+    needed = min(metadata.min_len, metadata.seq_len)
+    values = _predict(model, scalers, data.station_ids, features, local_ends, lengths, needed, batch_size,
+                      progress=plan.is_range)
+    result = _result(model, data, info, plan, values, _skip_reasons(data, valid, lengths, local_ends, needed))
+    target = Path(out) if out is not None else default_output(result, plan.is_range)
+    outputs = [write_forecast_netcdf(result, target), write_forecast_csv(result, target.with_suffix(".csv"))]
+    n_forecast = int(np.isfinite(values).any(axis=(0, 2)).sum())
+    print_summary(result, n_forecast, outputs, console)
+    if plan.is_range:
+        scores = score_hindcast(result, _observed(data.target, local_ends, result.leads))
+        scores_path = write_scores_csv(scores, target.with_name(f"{target.stem}_scores.csv"))
+        print_scores(scores, scores_path, console)
+    return EXIT_OK if n_forecast else EXIT_NOTHING_FORECAST
+
+
+def _plan(source: IngestedFile, issue_time: str, seq_len: int, max_lead: int) -> Plan:
+    attrs = source.dataset.attrs
+    clock = GridClock(str(attrs.get("grid_timezone", "UTC")), str(attrs.get("grid_day_boundary", "00:00")))
+    first, last, is_range = parse_issue_times(issue_time, clock)
+    times = source.times
+    step = pd.Timedelta(times[1] - times[0]) if len(times) > 1 else pd.Timedelta(0)
+    first_end, last_end = label_index_at_or_before(times, first), label_index_at_or_before(times, last)
+    if last_end < 0 or first_end < 0:
+        raise InputDataError(source.path, f"issue time {first.isoformat()} is before the first grid step "
+                             f"({pd.Timestamp(times[0]).isoformat()}Z)", where="time")
+    if step > pd.Timedelta(0) and pd.Timestamp(times[-1]) + step <= last.tz_localize(None):
+        raise InputDataError(source.path, f"data end at {pd.Timestamp(times[-1]).isoformat()}Z, before the "
+                             f"issue time {last.isoformat()}: ingest the newest steps first "
+                             "(hydroseq ingest --append)", where="time")
+    ends = np.arange(first_end, last_end + 1)
+    stop = min(len(times), last_end + 1 + (max_lead if is_range else 0))
+    return Plan(ends=ends, start=max(0, first_end - seq_len + 1), stop=stop, is_range=is_range)
+
+
+def _predict(model: ExportedModel, scalers: Scalers, station_ids: tuple[str, ...], features: np.ndarray,
+             ends: np.ndarray, lengths: np.ndarray, needed: int, batch_size: int, progress: bool) -> np.ndarray:
+    """``[issue, station, lead]`` forecasts in the target's units (NaN where not forecast)."""
+    n_leads = len(model.metadata.leads)
+    values = np.full((len(ends), len(station_ids), n_leads), np.nan, dtype=np.float32)
+    issues_per_chunk = max(1, ROWS_PER_CHUNK // max(1, len(station_ids)))
+    chunks = range(0, len(ends), issues_per_chunk)
+    ids = np.asarray(station_ids, dtype=object)
+    for first in tqdm(chunks, desc="hindcast", unit="chunk", disable=not progress or len(chunks) < 2):
+        block = slice(first, first + issues_per_chunk)
+        stations, issues = np.nonzero(lengths[:, block] >= needed)
+        issues += first
+        rows_lengths = lengths[stations, issues]
+        x = gather_windows(features, stations, ends[issues], rows_lengths, model.seq_len)
+        scaled = model.predict(x, rows_lengths, batch_size=batch_size)
+        values[issues, stations, :] = scalers.inverse_target(scaled, list(ids[stations]))
+    return values
+
+
+def _skip_reasons(data: StationData, valid: np.ndarray, lengths: np.ndarray, ends: np.ndarray, needed: int) -> dict[str, str]:
+    """Why each station that was never forecast was skipped (judged at the last issue step)."""
+    reasons = {}
+    never = ~(lengths >= needed).any(axis=1)
+    last = int(ends[-1])
+    label = f"{pd.Timestamp(data.times[last]).isoformat()}Z"
+    for s in np.flatnonzero(never):
+        if not valid[s, last]:
+            missing = [name for i, name in enumerate(data.dynamic_names) if not np.isfinite(data.dynamic[s, last, i])]
+            what = ", ".join(missing) if missing else data.target_name
+            reasons[data.station_ids[s]] = f"no valid input at the issue step {label} (missing: {what})"
+        else:
+            reasons[data.station_ids[s]] = (f"only {int(lengths[s, -1])} valid steps up to {label}; "
+                                            f"the model needs at least {needed}")
+    return reasons
+
+
+def _result(model: ExportedModel, data: StationData, info: StationInfo, plan: Plan, values: np.ndarray,
+            skipped: dict[str, str]) -> ForecastResult:
+    metadata = model.metadata
+    step = pd.Timedelta(data.times[1] - data.times[0]) if len(data.times) > 1 else pd.Timedelta(metadata.grid_frequency)
+    attributes = {
+        "hydroseq_version": __version__, "model_run_id": metadata.run_id, "model_seq_len": str(metadata.seq_len),
+        "model_onnx_sha256": metadata.files.get(ONNX_FILE, ""), "model_dataset_checksum": metadata.dataset_checksum,
+        "input_file": data.path.name, "input_dataset_checksum": info.dataset_checksum,
+        "grid_frequency": metadata.grid_frequency, "grid_timezone": metadata.grid_timezone,
+        "time_label_convention": "interval_end",
+    }
+    return ForecastResult(
+        issue_times=data.times[plan.ends - plan.start], stations=data.station_ids,
+        leads=np.asarray(metadata.leads, dtype=np.int64), step=step, values=values, variable=metadata.target,
+        units=info.target_units, long_name=f"forecast of {info.target_long_name}", attributes=attributes,
+        skipped=skipped, station_names=info.names, lats=info.lats, lons=info.lons,
+    )
+
+
+def default_output(result: ForecastResult, is_range: bool) -> Path:
+    """``runs/forecast/forecast_<issue>.nc`` or ``runs/forecast/hindcast_<first>_<last>.nc``."""
+    def stamp(value: np.datetime64) -> str:
+        return pd.Timestamp(value).strftime("%Y%m%dT%H%MZ")
+    if is_range:
+        return DEFAULT_FORECAST_DIR / f"hindcast_{stamp(result.issue_times[0])}_{stamp(result.issue_times[-1])}.nc"
+    return DEFAULT_FORECAST_DIR / f"forecast_{stamp(result.issue_times[0])}.nc"
+
+
+def _observed(target: np.ndarray, ends: np.ndarray, leads: np.ndarray) -> np.ndarray:
+    """Observed target ``[issue, station, lead]`` at each valid time (NaN beyond the data)."""
+    steps = ends[:, None] + np.asarray(leads)[None, :]
+    inside = steps < target.shape[1]
+    observed = np.where(inside[:, None, :], target[:, np.minimum(steps, target.shape[1] - 1)].transpose(1, 0, 2),
+                        np.nan)
+    return observed.astype(np.float32)
