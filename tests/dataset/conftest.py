@@ -144,3 +144,9 @@ def contract_writer():
 def data_config(tmp_path: Path):
     """``make_data_config`` bound to a fresh cache folder: ``data_config(mode="sequence", ...)``."""
     return lambda **overrides: make_data_config(cache_dir=tmp_path / "cache", **overrides)
+
+
+@pytest.fixture(scope="session")
+def make_config():
+    """``make_data_config`` itself, for module-scoped fixtures (no cache folder unless given)."""
+    return make_data_config
