@@ -1,0 +1,96 @@
+"""Training checkpoints: everything needed to resume bit-exactly, or to rebuild the model elsewhere.
+
+A checkpoint is one ``torch.save`` file (written atomically) holding only tensors, numbers, strings,
+lists and dicts, so it loads with ``torch.load(weights_only=True)``. Keys (see docs/training.md):
+
+``format_version``, ``model_state``, ``optimizer_state``, ``scheduler_state``, ``epoch`` (epochs
+completed), ``early_stopping`` (best validation median NSE, its epoch, epochs without improvement),
+``rng`` (torch, CUDA, numpy and Python generator states at the end of the epoch), ``config`` (the
+resolved train config as a JSON-able dict), ``feature_names``, ``n_features``, ``n_outputs``,
+``mode``, ``scalers`` (the fitted scalers' JSON text), ``history`` (per-epoch metrics), ``run_id``.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from hydroseq.config import TrainConfig, validate_config
+from hydroseq.errors import InputDataError
+from hydroseq.fileio import atomic_path
+from hydroseq.model import LSTMModel, get_model
+
+CHECKPOINT_FORMAT_VERSION = 1
+REQUIRED_KEYS = ("format_version", "model_state", "config", "n_features", "n_outputs", "mode")
+
+
+def rng_states() -> dict[str, Any]:
+    """The state of every random generator training touches (torch CPU and CUDA, numpy, Python)."""
+    numpy_state = np.random.get_state(legacy=False)
+    return {
+        "torch": torch.get_rng_state(),
+        "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
+        "numpy": {"bit_generator": numpy_state["bit_generator"], "key": numpy_state["state"]["key"].tolist(),
+                  "pos": int(numpy_state["state"]["pos"]), "has_gauss": int(numpy_state["has_gauss"]),
+                  "cached_gaussian": float(numpy_state["gauss"])},
+        "python": _to_lists(random.getstate()),
+    }
+
+
+def restore_rng_states(states: dict[str, Any]) -> None:
+    """Put every generator back into the state recorded by :func:`rng_states`."""
+    torch.set_rng_state(states["torch"])
+    if states["cuda"] and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(states["cuda"])
+    numpy_state = states["numpy"]
+    np.random.set_state((numpy_state["bit_generator"], np.array(numpy_state["key"], dtype=np.uint32),
+                         numpy_state["pos"], numpy_state["has_gauss"], numpy_state["cached_gaussian"]))
+    version, internal, gauss = states["python"]
+    random.setstate((version, tuple(internal), gauss))
+
+
+def _to_lists(value: Any) -> Any:
+    return [_to_lists(item) for item in value] if isinstance(value, tuple) else value
+
+
+def save_checkpoint(path: str | Path, state: dict[str, Any]) -> Path:
+    """Write ``state`` (the keys listed in the module docstring) to ``path`` atomically."""
+    path = Path(path)
+    with atomic_path(path) as tmp:
+        torch.save({"format_version": CHECKPOINT_FORMAT_VERSION, **state}, tmp)
+    return path
+
+
+def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") -> dict[str, Any]:
+    """Read a checkpoint written by :func:`save_checkpoint` (safely: ``weights_only=True``).
+
+    Raises
+    ------
+    InputDataError
+        If the file is missing, unreadable, or not a hydroseq checkpoint.
+    """
+    try:
+        state = torch.load(path, map_location=map_location, weights_only=True)
+    except FileNotFoundError:
+        raise InputDataError(path, "checkpoint not found") from None
+    except Exception as error:  # torch raises many types for a corrupt or foreign file
+        raise InputDataError(path, f"not a readable checkpoint ({type(error).__name__}: {error})") from None
+    missing = [key for key in REQUIRED_KEYS if key not in state] if isinstance(state, dict) else list(REQUIRED_KEYS)
+    if missing:
+        raise InputDataError(path, f"not a hydroseq checkpoint: missing {', '.join(missing)}")
+    if state["format_version"] > CHECKPOINT_FORMAT_VERSION:
+        raise InputDataError(path, f"checkpoint format {state['format_version']} is newer than this hydroseq "
+                                   f"understands ({CHECKPOINT_FORMAT_VERSION})")
+    return state
+
+
+def model_from_checkpoint(state: dict[str, Any], lstm_path: str = "padded") -> tuple[LSTMModel, TrainConfig]:
+    """Rebuild the trained model (in eval mode, on the CPU) and its config from a loaded checkpoint."""
+    config = validate_config(state["config"], TrainConfig, source="checkpoint config")
+    model = get_model(config.model, state["n_features"], state["n_outputs"], state["mode"], lstm_path=lstm_path)
+    model.load_state_dict(state["model_state"])
+    return model.eval(), config

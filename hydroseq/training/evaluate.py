@@ -1,0 +1,71 @@
+"""``hydroseq evaluate``: score a tracked run's best checkpoint on a split against the baselines."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import mlflow
+from mlflow.exceptions import MlflowException
+from mlflow.tracking import MlflowClient
+
+from hydroseq.config import TrackingConfig
+from hydroseq.dataset import Scalers, load_station_data
+from hydroseq.errors import ConfigError, HydroseqError
+from hydroseq.training import checkpoint as ckpt
+from hydroseq.training.finish import BEST_CHECKPOINT_ARTIFACT
+from hydroseq.training.report import SplitReport, print_report, report_split
+from hydroseq.training.runtime import resolve_device, set_threads
+
+
+def evaluate(run_id: str, period: str = "test", tracking_uri: str | None = None,
+             data_path: str | Path | None = None) -> SplitReport:
+    """Score run ``run_id`` on ``period`` (train, validation or test) and log the result to the same run.
+
+    Per station: NSE, KGE (r, alpha, beta), RMSE and bias of the model and of two baselines on the
+    same steps, persistence and the training-period day-of-year climatology. Writes
+    ``metrics_<period>.csv`` and hydrographs to ``<output_dir>/evaluation/``, prints medians and
+    means over stations and logs metrics and files to the run.
+
+    Parameters
+    ----------
+    data_path
+        Ingested NetCDF; default: the file the run was trained on (its ``data_path`` tag).
+    """
+    if period not in ("train", "validation", "test"):
+        raise ConfigError(f"period must be train, validation or test, not {period!r}")
+    uri = tracking_uri or os.environ.get("MLFLOW_TRACKING_URI") or TrackingConfig().tracking_uri
+    client = MlflowClient(uri)
+    try:
+        run = client.get_run(run_id)
+    except MlflowException:
+        raise HydroseqError(f"run {run_id!r} not found in the MLflow store {uri}") from None
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            local = Path(client.download_artifacts(run_id, BEST_CHECKPOINT_ARTIFACT, tmp))
+        except (MlflowException, OSError):
+            local = Path(tmp)
+        found = sorted(local.glob("*.pt"))
+        if not found:
+            raise HydroseqError(f"run {run_id} has no '{BEST_CHECKPOINT_ARTIFACT}/' artifact: did its training finish?")
+        state = ckpt.load_checkpoint(found[0])
+    model, config = ckpt.model_from_checkpoint(state)
+    path = Path(data_path or run.data.tags.get("data_path", ""))
+    station_data = load_station_data(path, config.data)
+    if station_data.checksum != run.data.tags.get("dataset_checksum"):
+        print(f"warning: {path} is not the dataset this run was trained on (checksum differs)")
+    set_threads(config.training)
+    device = resolve_device(config.training.device)
+    scalers = Scalers.from_dict(json.loads(state["scalers"]))
+    out_dir = Path(config.training.output_dir) / "evaluation"
+    report = report_split(model.to(device), station_data, scalers, config, period, device, out_dir)
+    print_report(report, period)
+    mlflow.set_tracking_uri(uri)
+    with mlflow.start_run(run_id=run_id):
+        mlflow.log_metrics(report.summary)
+        mlflow.log_artifact(str(report.csv_path), "evaluation")
+        for plot in report.plot_paths:
+            mlflow.log_artifact(str(plot), f"evaluation/hydrographs_{period}")
+    return report

@@ -1,0 +1,78 @@
+"""The start and the end of a tracked run: what is logged once, before and after the epochs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import mlflow
+import numpy as np
+import torch
+from mlflow.tracking import MlflowClient
+
+import hydroseq
+from hydroseq.config import TrainConfig, dump_config
+from hydroseq.fileio import write_text_atomic
+from hydroseq.training import checkpoint as ckpt
+from hydroseq.training import tracking
+from hydroseq.training.data import TrainingData
+from hydroseq.training.report import print_report, report_split
+
+MODEL_ARTIFACT = "model"
+BEST_CHECKPOINT_ARTIFACT = "checkpoints"
+
+
+def model_pip_requirements() -> list[str]:
+    """Pinned requirements of the logged model (the CPU torch wheel of this release, not a CUDA one)."""
+    return [f"torch=={torch.__version__.split('+')[0]}", f"numpy=={np.__version__}"]
+
+
+def start_run(config: TrainConfig, data: TrainingData, tracking_uri: str, out_dir: Path,
+              run_id: str | None = None) -> str:
+    """Create the MLflow run (or reuse ``run_id`` when resuming) and log what is known before training.
+
+    A new run gets: the resolved config as params (dotted keys), tags ``git_commit``,
+    ``dataset_checksum``, ``data_path``, ``mode``, and artifacts ``config.yaml``, ``scalers.json``
+    and ``ingest_report.yaml``.
+    """
+    experiment_id = tracking.ensure_experiment(config.tracking, tracking_uri)
+    if run_id is not None:
+        return run_id
+    client = MlflowClient(tracking_uri)
+    tags = {"git_commit": tracking.git_commit(), "dataset_checksum": data.station_data.checksum,
+            "data_path": str(data.path.resolve()), "mode": config.data.mode,
+            "hydroseq_version": hydroseq.__version__}
+    run = client.create_run(experiment_id, run_name=config.tracking.run_name, tags=tags)
+    run_id = run.info.run_id
+    with mlflow.start_run(run_id=run_id):
+        mlflow.log_params(tracking.flatten_params(config.model_dump(mode="json")))
+        mlflow.log_param("data.resolved_path", str(data.path.resolve()))
+        files = {"config.yaml": dump_config(config), "scalers.json": json.dumps(data.scalers.to_dict(), indent=2),
+                 "ingest_report.yaml": tracking.ingest_report(data.path)}
+        for name, text in files.items():
+            write_text_atomic(out_dir / name, text)
+            mlflow.log_artifact(str(out_dir / name))
+    return run_id
+
+
+def finish_run(config: TrainConfig, data: TrainingData, out_dir: Path, device: torch.device) -> None:
+    """Inside the active run: score the best checkpoint on the validation split, log it and the model."""
+    best_path = out_dir / "best.pt" if (out_dir / "best.pt").exists() else out_dir / "last.pt"
+    model, _ = ckpt.model_from_checkpoint(ckpt.load_checkpoint(best_path))
+    model.to(device)
+    report = report_split(model, data.station_data, data.scalers, config, "validation", device, out_dir)
+    print_report(report, "validation (best epoch)")
+    mlflow.log_metrics(report.summary)
+    mlflow.log_artifact(str(best_path), BEST_CHECKPOINT_ARTIFACT)
+    mlflow.log_artifact(str(report.csv_path))
+    for plot in report.plot_paths:
+        mlflow.log_artifact(str(plot), "hydrographs_validation")
+    log_model(model.cpu())
+
+
+def log_model(model: torch.nn.Module) -> None:
+    """Log the model (padded path, CPU) with ``mlflow.pytorch`` as a pickle plus the hydroseq code it needs."""
+    model.lstm_path = "padded"
+    mlflow.pytorch.log_model(model.eval(), name=MODEL_ARTIFACT, serialization_format="pickle",
+                             pip_requirements=model_pip_requirements(),
+                             code_paths=[str(Path(hydroseq.__file__).parent)])

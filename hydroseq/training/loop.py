@@ -1,0 +1,156 @@
+"""``hydroseq train``: the training loop, readable top to bottom.
+
+One epoch = one pass over the training samples in the sampler's order for that epoch (seeded by
+``seed`` and the epoch, so a resumed run sees exactly the batches an uninterrupted one would). After
+each epoch: validation (median NSE and KGE over stations), metrics to MLflow, an atomic checkpoint
+(``last.pt``, and ``best.pt`` when the validation median NSE improved), early stopping.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import mlflow
+import torch
+from tqdm.auto import tqdm
+
+from hydroseq.batching import make_loader
+from hydroseq.config import TrainConfig
+from hydroseq.dataset import Scalers
+from hydroseq.model import get_model, masked_mse, nse_loss
+from hydroseq.training import checkpoint as ckpt
+from hydroseq.training import tracking
+from hydroseq.training.data import TrainingData, load_training_data
+from hydroseq.training.predict import predict_split
+from hydroseq.training.runtime import (EarlyStopping, lr_factor, peak_memory_mb, resolve_device, resolve_lstm_path,
+                                       set_threads)
+from hydroseq.training.finish import finish_run, start_run
+from hydroseq.training.scoring import scaled_mse, score_stations, summarise
+from hydroseq.training.summary import print_training_summary
+
+
+@dataclass
+class TrainResult:
+    """What :func:`train` returns: the MLflow run, where the checkpoints are, and the history."""
+
+    run_id: str
+    tracking_uri: str
+    output_dir: Path
+    best_epoch: int
+    best_val_median_nse: float
+    epochs_completed: int
+    history: list[dict[str, float]] = field(default_factory=list)
+
+
+def train(config: TrainConfig, data_path: str | Path | None = None, resume: bool = False,
+          tracking_uri: str | None = None) -> TrainResult:
+    """Train the configured LSTM, tracked in MLflow; returns the run id and the history.
+
+    ``resume`` continues from ``<output_dir>/last.pt`` (same MLflow run, same scalers, generator
+    states restored), so a killed run ends with the same weights as an uninterrupted one.
+    """
+    cfg = config.training
+    device = resolve_device(cfg.device)
+    set_threads(cfg)
+    out_dir = Path(cfg.output_dir)
+    state = ckpt.load_checkpoint(out_dir / "last.pt") if resume else None
+    scalers = Scalers.from_dict(json.loads(state["scalers"])) if state else None
+    data = load_training_data(config, data_path, scalers)
+    torch.manual_seed(cfg.seed)
+    model = get_model(config.model, len(data.feature_names), data.n_outputs, config.data.mode,
+                      lstm_path=resolve_lstm_path(cfg, device)).to(device)
+    optimizer = torch.optim.Adam(model.parameters(), lr=cfg.learning_rate)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lr_factor(cfg))
+    stopper = EarlyStopping(cfg.patience)
+    loader = make_loader(data.train_set, config.batching, shuffle=True, seed=cfg.seed)
+    history: list[dict[str, float]] = []
+    if state:
+        model.load_state_dict(state["model_state"])
+        optimizer.load_state_dict(state["optimizer_state"])
+        scheduler.load_state_dict(state["scheduler_state"])
+        stopper.load_state_dict(state["early_stopping"])
+        history = list(state["history"])
+        ckpt.restore_rng_states(state["rng"])
+    uri = tracking.resolve_tracking_uri(config.tracking, tracking_uri)
+    run_id = start_run(config, data, uri, out_dir, run_id=state["run_id"] if state else None)
+    with mlflow.start_run(run_id=run_id):
+        for epoch in range(state["epoch"] if state else 0, cfg.epochs):
+            loader.sampler.set_epoch(epoch)
+            metrics = train_one_epoch(model, optimizer, loader, data, config, device, epoch)
+            scheduler.step()
+            metrics.update(validate(model, data, config, device))
+            improved = stopper.update(metrics["val_median_nse"], epoch)
+            history.append({"epoch": epoch, **metrics})
+            mlflow.log_metrics(metrics, step=epoch)
+            checkpoint = {
+                "model_state": model.state_dict(), "optimizer_state": optimizer.state_dict(),
+                "scheduler_state": scheduler.state_dict(), "epoch": epoch + 1,
+                "early_stopping": stopper.state_dict(), "rng": ckpt.rng_states(),
+                "config": config.model_dump(mode="json"), "feature_names": data.feature_names,
+                "n_features": len(data.feature_names), "n_outputs": data.n_outputs, "mode": config.data.mode,
+                "scalers": json.dumps(data.scalers.to_dict()), "history": history, "run_id": run_id,
+            }
+            ckpt.save_checkpoint(out_dir / "last.pt", checkpoint)
+            if improved:
+                ckpt.save_checkpoint(out_dir / "best.pt", checkpoint)
+            if stopper.should_stop:
+                print(f"early stopping after epoch {epoch}: no better validation median NSE for {cfg.patience} epochs")
+                break
+        finish_run(config, data, out_dir, device)
+    print_training_summary(history, stopper, run_id, uri, out_dir)
+    return TrainResult(run_id, uri, out_dir, stopper.best_epoch, stopper.best_nse,
+                       int(history[-1]["epoch"]) + 1 if history else 0, history)
+
+
+def train_one_epoch(model: torch.nn.Module, optimizer: torch.optim.Optimizer, loader, data: TrainingData,
+                    config: TrainConfig, device: torch.device, epoch: int) -> dict[str, float]:
+    """One pass over the training batches; the only host syncs are every ``log_every`` steps and at the end."""
+    cfg = config.training
+    model.train()
+    station_std = data.station_std.to(device)
+    total_batches = min(len(loader), cfg.max_batches_per_epoch or len(loader))
+    loss_sum = torch.zeros((), device=device)
+    n_batches = samples = valid_steps = padded_steps = 0
+    start = time.perf_counter()
+    progress = tqdm(loader, total=total_batches, desc=f"epoch {epoch}", unit="batch", leave=False, disable=None)
+    for step, batch in enumerate(progress):
+        if step >= total_batches:
+            break
+        batch = batch.to(device, non_blocking=True)
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=cfg.bf16):
+            pred = model(batch.x, batch.lengths)
+        pred = pred.float().squeeze(-1) if config.data.mode == "per_step" else pred.float()
+        if cfg.loss == "nse":
+            loss = nse_loss(pred, batch.y, batch.mask, station_std[batch.station])
+        else:
+            loss = masked_mse(pred, batch.y, batch.mask)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        if cfg.grad_clip:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+        optimizer.step()
+        loss_sum += loss.detach()
+        n_batches += 1
+        samples += len(batch)
+        valid_steps += batch.valid_steps
+        padded_steps += batch.padded_steps
+        if step % cfg.log_every == 0:
+            elapsed = time.perf_counter() - start
+            progress.set_postfix(loss=f"{loss.item():.4f}", steps_per_s=f"{valid_steps / elapsed:,.0f}")
+    seconds = time.perf_counter() - start
+    return {"train_loss": float(loss_sum) / max(n_batches, 1), "padding_ratio": 1 - valid_steps / max(padded_steps, 1),
+            "valid_timesteps_per_s": valid_steps / seconds, "samples_per_s": samples / seconds,
+            "epoch_seconds": seconds, "peak_memory_mb": peak_memory_mb(device),
+            "learning_rate": optimizer.param_groups[0]["lr"]}
+
+
+def validate(model: torch.nn.Module, data: TrainingData, config: TrainConfig, device: torch.device) -> dict[str, float]:
+    """Validation loss (MSE of the scaled target) and median NSE / KGE over stations (first lead)."""
+    prediction = predict_split(model, data.station_data, data.scalers, config.data, "validation", device,
+                               batch_size=config.batching.batch_size)
+    scores = summarise(score_stations(prediction.obs, prediction.sim[0], list(data.station_data.station_ids)))
+    return {"val_loss": scaled_mse(prediction.sim_scaled, prediction.obs_scaled[None]),
+            "val_median_nse": scores["median_nse"], "val_median_kge": scores["median_kge"]}

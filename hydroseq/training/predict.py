@@ -1,0 +1,133 @@
+"""Predictions of a trained model over one split, back in the target's units, on the station x time grid.
+
+Per-step models are evaluated on windows of ``max_len`` steps (cut where inputs are missing, as in
+training): each window predicts its last ``stride`` steps, so every prediction has at least
+``max_len - stride + 1`` steps of history (or the whole valid history, when that is shorter) and the
+cost is about ``max_len / stride`` forward steps per predicted step. ``stride = 1`` reads every
+target from its own full window (NeuralHydrology's way; exact but ``max_len`` times the cost).
+Sequence models predict ``target(end + lead)`` for every sample of the split.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from hydroseq.config import DataConfig
+from hydroseq.dataset import SampleIndex, Scalers, SequenceDataset, StationData, build_sample_index, period_mask
+from hydroseq.model import LSTMModel
+
+
+@dataclass(frozen=True)
+class SplitPrediction:
+    """Observed and simulated target of one split, in the target's units.
+
+    Attributes
+    ----------
+    sim
+        float64 ``[lead, station, time in split]``; NaN where nothing was predicted.
+    obs
+        float64 ``[station, time in split]``.
+    times
+        ``[time in split]`` grid labels (UTC, interval end).
+    in_split
+        bool ``[time]`` over the whole grid: which steps the split holds.
+    leads
+        Lead of each row of ``sim`` (``(0,)`` for per-step models).
+    sim_scaled, obs_scaled
+        The same in the scaled units the training loss sees.
+    """
+
+    sim: np.ndarray
+    obs: np.ndarray
+    times: np.ndarray
+    in_split: np.ndarray
+    leads: tuple[int, ...]
+    sim_scaled: np.ndarray
+    obs_scaled: np.ndarray
+
+
+def anchor_windows(index: SampleIndex, stride: int) -> SampleIndex:
+    """Keep every ``stride``-th sample of each valid run, plus the last sample of every run.
+
+    ``index`` is a lead-0 sequence index (one sample per target step, ordered by station and end).
+    Every dropped sample's step lies inside the window of the next kept sample of its own run.
+    """
+    order = np.lexsort((index.end, index.station))
+    station, end, length = index.station[order], index.end[order], index.length[order]
+    run_break = np.ones(len(end), dtype=bool)
+    run_break[:-1] = (station[1:] != station[:-1]) | (end[1:] != end[:-1] + 1)
+    run_id = np.concatenate([[0], np.cumsum(run_break[:-1])])
+    keep = _position_from_group_end(run_id) % stride == 0
+    return SampleIndex(station=station[keep], end=end[keep], length=length[keep], mode=index.mode,
+                       leads=index.leads, split=index.split, key=f"{index.key}-anchors{stride}")
+
+
+def _position_from_group_end(group: np.ndarray) -> np.ndarray:
+    """For sorted group labels: 0 for the last element of each group, 1 for the one before, ..."""
+    positions = np.arange(len(group))
+    last_of_group = np.searchsorted(group, group, side="right") - 1
+    return last_of_group - positions
+
+
+@torch.inference_mode()
+def predict_split(model: LSTMModel, station_data: StationData, scalers: Scalers, data_config: DataConfig,
+                  split: str, device: torch.device, batch_size: int = 512, stride: int | None = None,
+                  show_progress: bool = False) -> SplitPrediction:
+    """Run ``model`` over ``split`` and return observed and simulated target on the grid.
+
+    Parameters
+    ----------
+    stride
+        Per-step models only: steps predicted per window (default ``max_len // 2``, see the
+        module docstring).
+    """
+    model.eval()
+    per_step = data_config.mode == "per_step"
+    index = build_sample_index(station_data, data_config, split, mode="sequence")
+    stride = min(stride or max(1, data_config.max_len // 2), data_config.max_len)
+    wanted = np.zeros((station_data.n_stations, station_data.n_times), dtype=bool)
+    wanted[index.station, index.end] = True
+    if per_step:
+        index = anchor_windows(index, stride)
+    dataset = SequenceDataset(station_data, scalers, index, data_config)
+    leads = (0,) if per_step else tuple(data_config.leads)
+    scaled = np.full((len(leads), station_data.n_stations, station_data.n_times), np.nan, dtype=np.float64)
+    batches = range(0, len(index), batch_size)
+    if show_progress:
+        from tqdm.auto import tqdm
+        batches = tqdm(batches, desc=f"predict {split}", unit="batch", leave=False)
+    for first in batches:
+        batch = dataset.gather(np.arange(first, min(first + batch_size, len(index))))
+        out = model(batch.x.to(device), batch.lengths).float().cpu().numpy()
+        station, end, lengths = batch.station.numpy(), batch.end.numpy(), batch.lengths.numpy()
+        if per_step:
+            _scatter_per_step(scaled[0], out[..., 0], station, end, lengths, stride)
+        else:
+            for column, lead in enumerate(leads):
+                scaled[column, station, end + lead] = out[:, column]
+    if per_step:
+        scaled[0][~wanted] = np.nan  # steps the index does not hold (too little history, no target)
+    in_split = period_mask(station_data.times, getattr(data_config.splits, split), station_data.grid_timezone,
+                           station_data.grid_day_boundary)
+    station_ids = list(station_data.station_ids)
+    sim_scaled = scaled[:, :, in_split]
+    sim = np.stack([scalers.inverse_target(sim_scaled[i], station_ids) for i in range(len(leads))])
+    obs = station_data.target[:, in_split]
+    return SplitPrediction(sim=sim.astype(np.float64), obs=obs.astype(np.float64),
+                           times=station_data.times[in_split], in_split=in_split, leads=leads,
+                           sim_scaled=sim_scaled,
+                           obs_scaled=scalers.transform_target(obs, station_ids).astype(np.float64))
+
+
+def _scatter_per_step(grid: np.ndarray, out: np.ndarray, station: np.ndarray, end: np.ndarray,
+                      lengths: np.ndarray, stride: int) -> None:
+    """Write the last ``min(stride, length)`` outputs of each window onto ``grid[station, time]``."""
+    back = np.arange(stride)
+    rows = np.repeat(np.arange(len(end)), stride)
+    offsets = np.tile(back, len(end))
+    keep = offsets < lengths[rows]
+    rows, offsets = rows[keep], offsets[keep]
+    grid[station[rows], end[rows] - offsets] = out[rows, lengths[rows] - 1 - offsets]

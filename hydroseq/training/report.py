@@ -1,0 +1,102 @@
+"""Scoring a trained model on one split against the baselines: CSV, hydrographs, printed summary."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+from rich.console import Console
+from rich.table import Table
+
+from hydroseq.config import TrainConfig
+from hydroseq.dataset import Scalers, StationData, period_mask
+from hydroseq.fileio import atomic_path
+from hydroseq.model import LSTMModel
+from hydroseq.training.baselines import doy_climatology, local_day_of_year, persistence
+from hydroseq.training.plots import pick_stations, plot_hydrographs
+from hydroseq.training.predict import SplitPrediction, predict_split
+from hydroseq.training.scoring import score_stations, summarise
+
+FORECASTS = ("model", "persistence", "climatology")
+
+
+@dataclass
+class SplitReport:
+    """Everything :func:`report_split` produced.
+
+    Attributes
+    ----------
+    scores
+        Long table: one row per station, lead and forecast (``model``, ``persistence``,
+        ``climatology``) with the metrics of :func:`hydroseq.metrics.all_metrics`.
+    summary
+        ``{"<split>_<forecast>_lead<k>_median_nse": ...}``, medians and means over stations, plus
+        ``<split>_lead<k>_stations_beating_persistence``.
+    csv_path, plot_paths
+        Files written.
+    """
+
+    scores: pd.DataFrame
+    summary: dict[str, float]
+    csv_path: Path
+    plot_paths: list[Path]
+
+
+def baseline_forecasts(station_data: StationData, config: TrainConfig, prediction: SplitPrediction,
+                       lead: int) -> dict[str, np.ndarray]:
+    """Persistence (``Q(t) = Q(t - lead)``, at least one step) and training-period day-of-year climatology."""
+    times = station_data.times
+    in_train = period_mask(times, config.data.splits.train, station_data.grid_timezone,
+                           station_data.grid_day_boundary)
+    day = local_day_of_year(times, station_data.grid_timezone, station_data.grid_day_boundary)
+    climatology = doy_climatology(station_data.target, day, in_train)
+    persisted = persistence(station_data.target, max(lead, 1))
+    return {"persistence": persisted[:, prediction.in_split], "climatology": climatology[:, prediction.in_split]}
+
+
+def report_split(model: LSTMModel, station_data: StationData, scalers: Scalers, config: TrainConfig, split: str,
+                 device: torch.device, out_dir: str | Path, n_plots: int = 4) -> SplitReport:
+    """Predict ``split``, score model and baselines per station, write a CSV and a few hydrographs."""
+    out_dir = Path(out_dir)
+    prediction = predict_split(model, station_data, scalers, config.data, split, device,
+                               batch_size=config.batching.batch_size, show_progress=True)
+    station_ids = list(station_data.station_ids)
+    frames, summary = [], {}
+    for row, lead in enumerate(prediction.leads):
+        forecasts = {"model": prediction.sim[row], **baseline_forecasts(station_data, config, prediction, lead)}
+        by_forecast = {name: score_stations(prediction.obs, sim, station_ids) for name, sim in forecasts.items()}
+        for name, scores in by_forecast.items():
+            frames.append(scores.assign(lead=lead, forecast=name))
+            summary.update({f"{split}_{name}_lead{lead}_{key}": value for key, value in summarise(scores).items()})
+        beats = by_forecast["model"]["nse"].to_numpy() > by_forecast["persistence"]["nse"].to_numpy()
+        summary[f"{split}_lead{lead}_stations_beating_persistence"] = float(beats.sum())
+    scores = pd.concat(frames, ignore_index=True)[["station", "lead", "forecast", *frames[0].columns[1:-2]]]
+    csv_path = out_dir / f"metrics_{split}.csv"
+    with atomic_path(csv_path) as tmp:
+        scores.to_csv(tmp, index=False)
+    model_nse = dict(zip(station_ids, scores.query("forecast == 'model' and lead == @prediction.leads[0]")["nse"]))
+    plots = plot_hydrographs(out_dir / f"hydrographs_{split}", pick_stations(model_nse, n_plots), station_ids,
+                             prediction.times, prediction.obs, prediction.sim[0], model_nse,
+                             ylabel=config.data.target)
+    return SplitReport(scores, summary, csv_path, plots)
+
+
+def print_report(report: SplitReport, split: str, console: Console | None = None) -> None:
+    """A table of the median and mean over stations of NSE and KGE (and medians of RMSE, bias) per forecast."""
+    table = Table(title=f"{split}: scores over stations")
+    columns = ("lead", "forecast", "NSE median", "NSE mean", "KGE median", "KGE mean", "RMSE median",
+               "bias median", "stations")
+    for column in columns:
+        table.add_column(column, justify="left" if column == "forecast" else "right", no_wrap=True)
+    for (lead, forecast), group in report.scores.groupby(["lead", "forecast"], sort=True):
+        cells = [f"{group['nse'].median():.3f}", f"{group['nse'].mean():.3f}", f"{group['kge'].median():.3f}",
+                 f"{group['kge'].mean():.3f}", f"{group['rmse'].median():.3f}", f"{group['bias'].median():.3f}"]
+        table.add_row(str(lead), forecast, *cells, str(int(group["nse"].notna().sum())))
+    console = console or Console(width=max(Console().width, 120))
+    console.print(table)
+    for key, value in report.summary.items():
+        if key.endswith("stations_beating_persistence"):
+            console.print(f"{key}: {int(value)} of {report.scores['station'].nunique()} stations")

@@ -1,0 +1,109 @@
+"""MLflow helpers: which store to use, the experiment, params from a config, provenance tags.
+
+The default store is a local SQLite file (``sqlite:///mlruns.db``) with artifacts under an explicit
+local folder; ``--tracking-uri`` or ``MLFLOW_TRACKING_URI`` point at a server instead (then the
+server decides where artifacts go).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")  # no internet here; telemetry would try it
+
+import mlflow  # noqa: E402  (after the telemetry switch)
+
+from hydroseq.config import TrackingConfig  # noqa: E402
+
+MAX_PARAM_LENGTH = 6000  # MLflow's limit on a param value
+
+
+def resolve_tracking_uri(config: TrackingConfig, override: str | None = None) -> str:
+    """The tracking URI to use: ``override`` (the CLI flag), else ``MLFLOW_TRACKING_URI``, else the config."""
+    return override or os.environ.get("MLFLOW_TRACKING_URI") or config.tracking_uri
+
+
+def is_local_store(tracking_uri: str) -> bool:
+    """True for a SQLite or file store, where this process chooses the artifact location."""
+    return tracking_uri.startswith(("sqlite:", "file:")) or "://" not in tracking_uri
+
+
+def ensure_experiment(config: TrackingConfig, tracking_uri: str) -> str:
+    """Select ``tracking_uri`` and return the id of ``config.experiment``, creating it if needed.
+
+    With a local store the experiment's artifacts go to ``config.artifact_root`` (made absolute).
+    """
+    mlflow.set_tracking_uri(tracking_uri)
+    experiment = mlflow.get_experiment_by_name(config.experiment)
+    if experiment is not None:
+        return experiment.experiment_id
+    location = Path(config.artifact_root).resolve().as_uri() if is_local_store(tracking_uri) else None
+    return mlflow.create_experiment(config.experiment, artifact_location=location)
+
+
+def flatten_params(values: dict[str, Any], prefix: str = "") -> dict[str, str]:
+    """Flatten a nested config dict into dotted keys with string values (MLflow params)."""
+    flat: dict[str, str] = {}
+    for key, value in values.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            flat.update(flatten_params(value, f"{name}."))
+        else:
+            flat[name] = str(value)[:MAX_PARAM_LENGTH]
+    return flat
+
+
+def git_commit(repo: str | Path | None = None) -> str:
+    """The current commit of the code (with ``-dirty`` if there are uncommitted changes), or ``unknown``."""
+    cwd = Path(repo) if repo else Path(__file__).resolve().parent
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True,
+                                check=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=cwd,
+                               capture_output=True, text=True, check=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return f"{commit}-dirty" if dirty else commit
+
+
+def where_to_look(tracking_uri: str) -> str:
+    """A one-line hint telling the user how to browse the runs of ``tracking_uri``."""
+    if tracking_uri.startswith(("http://", "https://")):
+        return f"open {tracking_uri} in a browser"
+    return f"mlflow ui --backend-store-uri {tracking_uri}"
+
+
+def ingest_report(data_path: str | Path) -> str:
+    """A YAML summary of how the dataset was made: its global attributes and per-station coverage.
+
+    It is built from the NetCDF itself (``source_files``, ``ingest_config``, ``dataset_checksum``
+    and the ``coverage_*`` variables of ``docs/dataset-format.md``), so it exists for any ingested file.
+    """
+    import json
+
+    import xarray as xr
+    import yaml
+
+    with xr.open_dataset(data_path) as dataset:
+        attrs = {key: value for key, value in dataset.attrs.items() if key != "ingest_config"}
+        if isinstance(attrs.get("source_files"), str):
+            try:
+                attrs["source_files"] = json.loads(attrs["source_files"])
+            except ValueError:
+                pass
+        coverage = {name.removeprefix("coverage_"): {str(s): round(float(v), 4) for s, v in
+                                                     zip(dataset["station"].values, dataset[name].values)}
+                    for name in dataset.data_vars if name.startswith("coverage_")}
+        report = {"file": str(data_path), "attributes": {k: _plain(v) for k, v in attrs.items()},
+                  "coverage": coverage, "ingest_config": dataset.attrs.get("ingest_config", "")}
+    return yaml.safe_dump(report, sort_keys=False, allow_unicode=True)
+
+
+def _plain(value: Any) -> Any:
+    """NetCDF attribute values (numpy scalars and arrays) as plain YAML-able values."""
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    return value
