@@ -157,6 +157,8 @@ class SourceConfig(StrictModel):
     station_dim: str | None = None
     station_id_variable: str | None = None
     station_id_prefix: str = Field("", description="prefix stripped from source station ids")
+    station_map: dict[str, str] = Field(default_factory=dict, description="source station id -> table id "
+                                        "(e.g. a NextGen catchment to its gauge)")
     time_variable: str | None = None
     # Gridded NetCDF
     extraction: Literal["nearest", "weights"] = "nearest"

@@ -116,7 +116,7 @@ def _histogram(report: IngestReport, path: Path) -> None:
 
 def print_report(report: IngestReport, console: Console | None = None) -> None:
     """The per-station summary table, then the dropped stations."""
-    console = console or Console()
+    console = console or Console(width=None if Console().is_terminal else 130)
     table = Table(title=f"ingested {len(report.stations)} station(s) -> {report.output}")
     columns = ["station", "first_valid", "last_valid", "coverage_all", "gaps", "longest_gap", "records",
                "longest_record"]

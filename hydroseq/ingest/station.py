@@ -55,8 +55,9 @@ def _grid_source(station: Station, plan: SourcePlan, grid: TimeGrid) -> dict[str
     source = plan.source
     step = None if source.frequency == "irregular" else parse_step(source.frequency)
     zone = _zone(station, source)
-    pieces = [_read(station, source, path) for path in plan.files]
-    ends = np.concatenate([_ends(piece, zone, source, step) for piece in pieces])
+    pieces = [_chronological(_read(station, source, path), zone, source, step) for path in plan.files]
+    ends = np.concatenate([piece_ends for _, piece_ends in pieces])
+    pieces = [piece for piece, _ in pieces]
     _check_order(pieces, ends)
     _check_overlap(plan, ends, grid)
     gridded = {}
@@ -91,11 +92,20 @@ def _zone(station: Station, source: SourceConfig) -> str:
     return station.timezone if source.timezone == "station" else standard_zone(station.timezone)
 
 
-def _ends(series: RawSeries, zone: str, source: SourceConfig, step: pd.Timedelta | None) -> np.ndarray:
+def _chronological(series: RawSeries, zone: str, source: SourceConfig,
+                   step: pd.Timedelta | None) -> tuple[RawSeries, np.ndarray]:
+    """The series with its UTC end instants; rows of a repeated fall-back hour are put in time
+    order (only they may move: any other disorder is left for :func:`_check_order` to report)."""
     try:
-        return interval_ends(series.stamps, zone, source.timestamp, step)
+        ends, ambiguous = interval_ends(series.stamps, zone, source.timestamp, step)
     except (ValueError, OverflowError) as error:  # pandas' NonExistent/AmbiguousTimeError are ValueErrors
         raise InputDataError(series.path, f"local times cannot be converted from {zone} to UTC: {error}") from None
+    if not ambiguous.any() or (np.diff(ends) > 0).all() or not (np.diff(ends[~ambiguous]) > 0).all():
+        return series, ends
+    order = np.argsort(ends, kind="stable")
+    reordered = RawSeries(series.path, series.stamps[order], {k: v[order] for k, v in series.values.items()},
+                          None if series.lines is None else series.lines[order])
+    return reordered, ends[order]
 
 
 def _check_order(pieces: list[RawSeries], ends: np.ndarray) -> None:

@@ -61,19 +61,27 @@ def bin_index(ends_ns: np.ndarray, grid: TimeGrid) -> np.ndarray:
     return -((-offset) // grid.step.value) - 1
 
 
-def localize(naive: pd.DatetimeIndex, zone_name: str) -> pd.DatetimeIndex:
-    """Wall-clock times in ``zone_name`` to tz-naive UTC.
+def localize(naive: pd.DatetimeIndex, zone_name: str) -> tuple[pd.DatetimeIndex, np.ndarray]:
+    """Wall-clock times in ``zone_name`` to tz-naive UTC, and which of them were ambiguous.
 
-    DST-aware: repeated fall-back hours are told apart by their order (``ambiguous="infer"``);
-    a wall-clock time that does not exist (spring-forward gap) raises ``ValueError``.
+    DST-aware. A wall-clock time repeated in the fall-back hour is read as daylight time at its
+    first occurrence and standard time at its second, whatever the order of the rows (exports
+    sorted by wall clock interleave the two hours: 01:00, 01:00, 01:05, 01:05, ...). A wall-clock
+    time that does not exist (spring-forward gap) raises ``ValueError``.
     """
     zone = parse_timezone(zone_name)
+    no_ambiguity = np.zeros(len(naive), dtype=bool)
     if zone is dt.timezone.utc:
-        return naive
+        return naive, no_ambiguity
     if isinstance(zone, dt.timezone):
-        return naive - pd.Timedelta(zone.utcoffset(None))
-    aware = naive.tz_localize(str(zone), ambiguous="infer", nonexistent="raise")
-    return aware.tz_convert("UTC").tz_localize(None)
+        return naive - pd.Timedelta(zone.utcoffset(None)), no_ambiguity
+    probe = naive.tz_localize(str(zone), ambiguous="NaT", nonexistent="raise")
+    ambiguous = np.asarray(probe.isna()) & ~np.asarray(naive.isna())
+    if not ambiguous.any():
+        return probe.tz_convert("UTC").tz_localize(None), no_ambiguity
+    occurrence = pd.Series(naive).groupby(naive).cumcount().to_numpy()
+    aware = naive.tz_localize(str(zone), ambiguous=occurrence == 0, nonexistent="raise")
+    return aware.tz_convert("UTC").tz_localize(None), ambiguous
 
 
 def standard_zone(zone_name: str) -> str:
@@ -92,16 +100,20 @@ def standard_zone(zone_name: str) -> str:
 
 
 def interval_ends(stamps: pd.DatetimeIndex, zone_name: str, convention: str,
-                  step: pd.Timedelta | None) -> np.ndarray:
-    """UTC instants (int64 ns) from which each observation is known.
+                  step: pd.Timedelta | None) -> tuple[np.ndarray, np.ndarray]:
+    """UTC instants (int64 ns) from which each observation is known, and the ambiguity mask of
+    :func:`localize`.
 
     ``interval_start`` stamps are moved to their interval's end: by wall-clock arithmetic for steps
     of whole days (a local day in a DST zone lasts 23 or 25 hours), by absolute time otherwise.
     ``interval_end`` and ``instantaneous`` stamps are used as they are.
     """
-    if convention != "interval_start":
-        return localize(stamps, zone_name).asi8.copy()
-    assert step is not None, "interval_start needs a regular frequency"
-    if step.value % _NS_PER_DAY == 0:
-        return localize(stamps + step, zone_name).asi8.copy()
-    return (localize(stamps, zone_name) + step).asi8.copy()
+    if convention == "interval_start":
+        assert step is not None, "interval_start needs a regular frequency"
+        if step.value % _NS_PER_DAY == 0:
+            utc, ambiguous = localize(stamps + step, zone_name)
+            return utc.asi8.copy(), ambiguous
+        utc, ambiguous = localize(stamps, zone_name)
+        return (utc + step).asi8.copy(), ambiguous
+    utc, ambiguous = localize(stamps, zone_name)
+    return utc.asi8.copy(), ambiguous

@@ -116,7 +116,8 @@ def _ids(path: Path, ds: xr.Dataset, source: SourceConfig, station_dim: str | No
     raw = ds[name].values
     ids = [item.decode() if isinstance(item, bytes) else str(item) for item in raw.tolist()]
     prefix = source.station_id_prefix
-    return [i.strip()[len(prefix):] if prefix and i.strip().startswith(prefix) else i.strip() for i in ids]
+    stripped = [i.strip()[len(prefix):] if prefix and i.strip().startswith(prefix) else i.strip() for i in ids]
+    return [source.station_map.get(i, i) for i in stripped]
 
 
 def _decode_times(path: Path, variable: xr.DataArray) -> np.ndarray:

@@ -24,14 +24,14 @@ def station_ids(source: SourceConfig, path: Path) -> list[str]:
     if source.station_column is None or source.format == "caravan_csv" or source.station_from_filename:
         return [_strip(path.stem, source)]
     frame = _read(path, source)
-    return sorted(frame[source.station_column].dropna().astype(str).str.strip().unique().tolist())
+    return sorted(_column_ids(frame, source).dropna().unique().tolist())
 
 
 def read(source: SourceConfig, path: Path, station_id: str) -> RawSeries:
     """One station's rows of ``path``; raises :class:`InputDataError` for unusable content."""
     frame = _read(path, source)
     if source.station_column is not None and source.format != "caravan_csv":
-        frame = frame[frame[source.station_column].astype(str).str.strip() == station_id]
+        frame = frame[(_column_ids(frame, source) == station_id).to_numpy()]
     lines = frame.index.to_numpy() + 2
     missing = _missing_codes(source)
     stamps = parse_stamps(path, frame[source.time_column], source.time_format, lines)
@@ -42,7 +42,13 @@ def read(source: SourceConfig, path: Path, station_id: str) -> RawSeries:
 
 def _strip(stem: str, source: SourceConfig) -> str:
     prefix = source.station_id_prefix
-    return stem[len(prefix):] if prefix and stem.startswith(prefix) else stem
+    stripped = stem[len(prefix):] if prefix and stem.startswith(prefix) else stem
+    return source.station_map.get(stripped, stripped)
+
+
+def _column_ids(frame: pd.DataFrame, source: SourceConfig) -> pd.Series:
+    ids = frame[source.station_column].astype("string").str.strip()
+    return ids.replace(source.station_map) if source.station_map else ids
 
 
 def _missing_codes(source: SourceConfig) -> list[float | str]:
