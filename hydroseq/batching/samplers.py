@@ -65,7 +65,8 @@ class LengthBucketBatchSampler(_EpochBatchSampler):
     """Batches of similar length, so that padding to the batch maximum wastes little compute.
 
     Each epoch the samples are shuffled (seed, epoch), then sorted by length with ties kept in
-    shuffled order, and cut into buckets of ``bucket_width * batch_size`` consecutive samples.
+    shuffled order, and cut into buckets of ``bucket_width * batch_size`` consecutive samples
+    (with a token budget: of about ``bucket_width * token_budget`` valid steps).
     Each bucket is cut into batches of ``batch_size`` samples, or, with ``token_budget``, of as
     many samples as fit in that many valid steps (batch size then varies with length; a sample
     longer than the budget gets a batch of its own). Finally the order of all batches is shuffled.
@@ -81,7 +82,7 @@ class LengthBucketBatchSampler(_EpochBatchSampler):
     lengths
         Length of every sample (the cached index's ``length`` array).
     batch_size
-        Samples per batch (without a token budget) and the unit of the bucket size.
+        Samples per batch (ignored when ``token_budget`` is given).
     token_budget
         Maximum valid steps (sum of lengths) per batch.
     bucket_width
@@ -109,8 +110,13 @@ class LengthBucketBatchSampler(_EpochBatchSampler):
         rng = self._rng()
         order = rng.permutation(len(self.lengths)) if self.shuffle else np.arange(len(self.lengths))
         order = order[np.argsort(-self.lengths[order], kind="stable")]
-        size = self.bucket_width * self.batch_size
-        return [order[i: i + size] for i in range(0, len(order), size)]
+        if self.token_budget is None:
+            size = self.bucket_width * self.batch_size
+            return [order[i: i + size] for i in range(0, len(order), size)]
+        steps_before = np.cumsum(self.lengths[order]) - self.lengths[order]
+        bucket_of = steps_before // (self.bucket_width * self.token_budget)
+        cuts = np.flatnonzero(np.diff(bucket_of)) + 1
+        return np.split(order, cuts) if len(order) else []
 
     def global_batches(self) -> list[np.ndarray]:
         batches: list[np.ndarray] = []
