@@ -8,7 +8,7 @@ import numpy as np
 import torch
 from torch.utils.data import DataLoader, Dataset
 
-from hydroseq.batching.samplers import LengthBucketBatchSampler, RandomBatchSampler
+from hydroseq.batching.samplers import make_batch_sampler
 from hydroseq.config import BatchingConfig
 from hydroseq.dataset.batch import Batch
 from hydroseq.dataset.sequence_dataset import SequenceDataset
@@ -35,18 +35,6 @@ class _BatchGather(Dataset):
 
 def _whole_batch(batch: Batch) -> Batch:
     return batch
-
-
-def make_batch_sampler(lengths: np.ndarray, batching_config: BatchingConfig, *, shuffle: bool, seed: int,
-                       num_replicas: int = 1, rank: int = 0) -> LengthBucketBatchSampler | RandomBatchSampler:
-    """The batch sampler the config's ``strategy`` names (``global_pad`` uses random batches)."""
-    if batching_config.strategy == "bucket":
-        return LengthBucketBatchSampler(
-            lengths, batching_config.batch_size, token_budget=batching_config.token_budget,
-            bucket_width=batching_config.bucket_width, tail=batching_config.tail, shuffle=shuffle, seed=seed,
-            num_replicas=num_replicas, rank=rank)
-    return RandomBatchSampler(lengths, batching_config.batch_size, tail=batching_config.tail, shuffle=shuffle,
-                              seed=seed, num_replicas=num_replicas, rank=rank)
 
 
 def make_loader(dataset: SequenceDataset, batching_config: BatchingConfig, *, shuffle: bool, seed: int,

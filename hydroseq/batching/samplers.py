@@ -12,6 +12,8 @@ from typing import Literal
 
 import numpy as np
 
+from hydroseq.config import BatchingConfig
+
 TailPolicy = Literal["keep", "drop"]
 
 
@@ -187,3 +189,15 @@ def _share_between_ranks(batches: list[np.ndarray], num_replicas: int, tail: Tai
             for rank, part in enumerate(np.array_split(pool, num_replicas)):
                 shares[rank] = [*shares[rank], part]
     return shares
+
+
+def make_batch_sampler(lengths: np.ndarray, batching_config: BatchingConfig, *, shuffle: bool, seed: int,
+                       num_replicas: int = 1, rank: int = 0) -> LengthBucketBatchSampler | RandomBatchSampler:
+    """The batch sampler the config's ``strategy`` names (``global_pad`` uses random batches)."""
+    if batching_config.strategy == "bucket":
+        return LengthBucketBatchSampler(
+            lengths, batching_config.batch_size, token_budget=batching_config.token_budget,
+            bucket_width=batching_config.bucket_width, tail=batching_config.tail, shuffle=shuffle, seed=seed,
+            num_replicas=num_replicas, rank=rank)
+    return RandomBatchSampler(lengths, batching_config.batch_size, tail=batching_config.tail, shuffle=shuffle,
+                              seed=seed, num_replicas=num_replicas, rank=rank)

@@ -8,6 +8,7 @@ the real ingested file, made once per session by ``hydroseq.ingest.ingest``.
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 
 import numpy as np
@@ -88,7 +89,12 @@ def caravan_nc(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from hydroseq.config import IngestConfig
 
     out = tmp_path_factory.mktemp("caravan") / "caravan_daily.nc"
-    ingest_module.ingest(load_config(config_path, IngestConfig), out)
+    previous = Path.cwd()
+    os.chdir(REPO_ROOT)  # the config's paths are relative to the project root
+    try:
+        ingest_module.ingest(load_config(config_path, IngestConfig), out, progress=False)
+    finally:
+        os.chdir(previous)
     return out
 
 

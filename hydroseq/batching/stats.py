@@ -1,0 +1,140 @@
+"""``hydroseq stats``: sample-length distribution and the padding cost of each batching strategy."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402  (after choosing the non-interactive backend)
+import numpy as np  # noqa: E402
+from rich.console import Console  # noqa: E402
+from rich.table import Table  # noqa: E402
+
+from hydroseq.batching.padding import PaddingFigures, padding_by_strategy  # noqa: E402
+from hydroseq.config import TrainConfig  # noqa: E402
+from hydroseq.dataset import build_sample_index, load_station_data  # noqa: E402
+from hydroseq.errors import ConfigError  # noqa: E402
+from hydroseq.fileio import atomic_path, write_text_atomic  # noqa: E402
+
+SPLITS = ("train", "validation", "test")
+PERCENTILES = (50, 75, 90, 95, 99)
+
+
+@dataclass
+class SplitLengths:
+    """Length distribution of one split and how many samples fixed full-length windows would keep."""
+
+    split: str
+    count: int
+    mean: float
+    percentiles: dict[int, float]
+    max: int
+    fixed_window: int
+    fixed_window_count: int
+
+    @property
+    def extra_samples(self) -> int:
+        """Samples that variable lengths add over fixed windows."""
+        return self.count - self.fixed_window_count
+
+
+@dataclass
+class StatsReport:
+    """Everything ``hydroseq stats`` prints, also written as ``stats.json``."""
+
+    data_path: str
+    mode: str
+    lengths: list[SplitLengths]
+    padding: dict[str, PaddingFigures]
+    histogram: Path
+    extra: dict[str, object] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON-ready mapping."""
+        return {"data": self.data_path, "mode": self.mode, "histogram": str(self.histogram),
+                "lengths": [{**vars(item), "extra_samples": item.extra_samples} for item in self.lengths],
+                "padding_train": {name: figures.to_dict() for name, figures in self.padding.items()}}
+
+
+def run_stats(config: TrainConfig, data_path: str | Path | None, out_dir: str | Path,
+              console: Console | None = None) -> StatsReport:
+    """Print the length distribution per split and the padding of the three strategies on the train split.
+
+    Writes ``length_histogram.png`` and ``stats.json`` into ``out_dir``. The sample indices are
+    read from (or written to) the cache of ``config.data.cache_dir``. Padding is computed for one
+    shuffled epoch (seed ``config.training.seed``, epoch 0) with the config's batch size, tail
+    policy, and, for buckets, token budget and bucket width.
+
+    Raises
+    ------
+    ConfigError
+        If neither ``data_path`` nor ``data.path`` in the config names a file.
+    """
+    path = data_path or config.data.path
+    if path is None:
+        raise ConfigError("no dataset: pass --data or set data.path in the train config")
+    out_dir = Path(out_dir)
+    station_data = load_station_data(path, config.data)
+    indices = {split: build_sample_index(station_data, config.data, split) for split in SPLITS}
+    lengths = [_split_lengths(split, index.length, config.data.max_len) for split, index in indices.items()]
+    padding = padding_by_strategy(indices["train"].length, config.batching, seed=config.training.seed)
+    histogram = _plot_histogram(indices, config, out_dir / "length_histogram.png")
+    report = StatsReport(data_path=str(path), mode=config.data.mode, lengths=lengths, padding=padding,
+                         histogram=histogram)
+    write_text_atomic(out_dir / "stats.json", json.dumps(report.to_dict(), indent=2))
+    _print_report(report, config, console or Console())
+    return report
+
+
+def _split_lengths(split: str, lengths: np.ndarray, fixed_window: int) -> SplitLengths:
+    if len(lengths) == 0:
+        return SplitLengths(split, 0, 0.0, {p: 0.0 for p in PERCENTILES}, 0, fixed_window, 0)
+    values = np.percentile(lengths, PERCENTILES)
+    return SplitLengths(split=split, count=len(lengths), mean=float(lengths.mean()),
+                        percentiles={p: float(v) for p, v in zip(PERCENTILES, values)}, max=int(lengths.max()),
+                        fixed_window=fixed_window, fixed_window_count=int((lengths >= fixed_window).sum()))
+
+
+def _plot_histogram(indices: dict, config: TrainConfig, target: Path) -> Path:
+    figure, axis = plt.subplots(figsize=(7, 4), layout="constrained")
+    bins = np.arange(0, config.data.max_len + 2, max(1, config.data.max_len // 60))
+    for split, index in indices.items():
+        axis.hist(index.length, bins=bins, histtype="step", linewidth=1.5, label=f"{split} ({len(index):,})")
+    axis.set_yscale("log")
+    axis.set_xlabel("input length (steps)")
+    axis.set_ylabel("samples (log scale)")
+    axis.set_title(f"Sample lengths, {config.data.mode} mode, min_len {config.data.min_len}, "
+                   f"max_len {config.data.max_len}")
+    axis.legend()
+    with atomic_path(target) as tmp:
+        figure.savefig(tmp, format="png", dpi=120)
+    plt.close(figure)
+    return target
+
+
+def _print_report(report: StatsReport, config: TrainConfig, console: Console) -> None:
+    lengths = Table(title=f"Sample lengths ({report.mode} mode) - {report.data_path}\n"
+                          f"fixed N: samples that fixed N-step windows would keep; extra: what variable lengths add")
+    for column in ["split", "count", "mean", *[f"P{p}" for p in PERCENTILES], "max",
+                   f"fixed {config.data.max_len}", "extra"]:
+        lengths.add_column(column, justify="right")
+    for item in report.lengths:
+        extra = f"+{item.extra_samples:,} ({item.extra_samples / max(item.fixed_window_count, 1):+.1%})"
+        lengths.add_row(item.split, f"{item.count:,}", f"{item.mean:.1f}",
+                        *[f"{item.percentiles[p]:.0f}" for p in PERCENTILES], str(item.max),
+                        f"{item.fixed_window_count:,}", extra)
+    console.print(lengths)
+    padding = Table(title=f"Padding per strategy, train split (batch size {config.batching.batch_size}, "
+                          f"token budget {config.batching.token_budget}, bucket width {config.batching.bucket_width})")
+    for column in ["strategy", "batches", "padding", "valid steps/batch", "padded steps/batch"]:
+        padding.add_column(column, justify="right")
+    for figures in report.padding.values():
+        padding.add_row(figures.strategy, f"{figures.batches:,}", f"{figures.padding_ratio:.2%}",
+                        f"{figures.valid_steps_per_batch:,.0f}",
+                        f"{figures.padded_steps / max(figures.batches, 1):,.0f}")
+    console.print(padding)
+    console.print(f"histogram: {report.histogram}")
