@@ -17,8 +17,9 @@ from hydroseq.dataset.station_data import StationData
 class SequenceDataset(torch.utils.data.Dataset):
     """Scaled, padded batches of the samples of one :class:`SampleIndex`.
 
-    The inputs are scaled once when the dataset is built; :meth:`gather` then only indexes
-    preallocated numpy arrays and wraps them with ``torch.from_numpy``. Feature order (see
+    The inputs are scaled once when the dataset is built; :meth:`gather` then only copies each
+    sample's contiguous block into a preallocated zero-padded array and wraps it with
+    ``torch.from_numpy``. Feature order (see
     :attr:`feature_names`): the dynamic inputs, the lagged target when ``lagged_target`` is set
     in sequence mode (the observed target up to the last input step, never after it), then the
     static attributes repeated on every step.
@@ -41,13 +42,9 @@ class SequenceDataset(torch.utils.data.Dataset):
         static = scalers.transform_static(station_data.static)
         features = np.concatenate(
             [dynamic, np.broadcast_to(static[:, None, :], (*dynamic.shape[:2], static.shape[-1]))], axis=-1)
-        # Static attributes are stored on every step and one all-zero row is appended, so that a
-        # batch is a single np.take into a preallocated array (about 4x faster than fancy indexing
-        # plus a second pass for static features and padding; benchmarks/bench_batching.py).
-        flat = np.nan_to_num(features.reshape(-1, features.shape[-1]))
-        self._features = np.concatenate([flat, np.zeros((1, flat.shape[1]), np.float32)])
-        self._target_flat = np.concatenate([target.reshape(-1), np.full(1, np.nan, np.float32)])
-        self._pad_row = len(self._features) - 1
+        # Static attributes are stored on every step so that a sample is one contiguous block.
+        self._features = np.ascontiguousarray(np.nan_to_num(features.reshape(-1, features.shape[-1])))
+        self._target_flat = np.ascontiguousarray(target.reshape(-1))
         self.feature_names: list[str] = (list(station_data.dynamic_names)
                                          + ([f"{station_data.target_name}_lagged"] if lagged else [])
                                          + list(station_data.static_names))
@@ -87,23 +84,24 @@ class SequenceDataset(torch.utils.data.Dataset):
         steps = int(lengths[0]) if pad_to is None else pad_to
         if steps < lengths[0]:
             raise ValueError(f"pad_to {pad_to} is shorter than the longest sample ({lengths[0]})")
-        inside = np.arange(steps) < lengths[:, None]
-        rows = np.where(inside, (station * self.n_times + end - lengths + 1)[:, None] + np.arange(steps),
-                        self._pad_row)
-        x = np.empty((len(order), steps, self.n_features), dtype=np.float32)
-        np.take(self._features, rows, axis=0, out=x)
-        y, mask = self._targets(rows, inside, station, end)
-        return Batch(x=torch.from_numpy(x), lengths=torch.from_numpy(lengths), y=torch.from_numpy(y),
-                     mask=torch.from_numpy(mask), station=torch.from_numpy(station),
-                     end=torch.from_numpy(end), valid_steps=int(lengths.sum()))
-
-    def _targets(self, rows: np.ndarray, inside: np.ndarray, station: np.ndarray,
-                 end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        if self.index.mode == "per_step":
-            y = np.take(self._target_flat, rows)
-            mask = np.isfinite(y) & inside
+        first_row = station * self.n_times + end - lengths + 1
+        x = np.zeros((len(order), steps, self.n_features), dtype=np.float32)
+        per_step = self.index.mode == "per_step"
+        y = np.full((len(order), steps), np.nan, np.float32) if per_step else None
+        # One contiguous block copy per sample (B small copies): 2x faster than a single vectorised
+        # np.take over all (sample, step) rows on 256 x 365-step batches, equal on small batches
+        # (benchmarks/bench_batching.py).
+        for row, (first, length) in enumerate(zip(first_row.tolist(), lengths.tolist())):
+            x[row, :length] = self._features[first: first + length]
+            if per_step:
+                y[row, :length] = self._target_flat[first: first + length]
+        if per_step:
+            mask = np.isfinite(y)
             mask[:, : self.spin_up] = False
         else:
             y = self._target_flat[(station * self.n_times + end)[:, None] + self.leads]
             mask = np.isfinite(y)
-        return np.where(mask, y, np.float32(0)), mask
+        y = np.where(mask, y, np.float32(0))
+        return Batch(x=torch.from_numpy(x), lengths=torch.from_numpy(lengths), y=torch.from_numpy(y),
+                     mask=torch.from_numpy(mask), station=torch.from_numpy(station),
+                     end=torch.from_numpy(end), valid_steps=int(lengths.sum()))
