@@ -29,7 +29,7 @@ def local_day_of_year(times: np.ndarray, grid_timezone: str, day_boundary: str =
     index = index.tz_localize("UTC") if index.tz is None else index.tz_convert("UTC")
     local = index.tz_convert(grid_timezone).tz_localize(None)
     day = (local - parse_day_boundary(day_boundary) - pd.Timedelta(1, "ns")).floor("D")
-    return np.asarray(day.dayofyear)
+    return np.asarray(day.day_of_year)
 
 
 def doy_climatology(target: np.ndarray, day_of_year: np.ndarray, fit_mask: np.ndarray) -> np.ndarray:

@@ -18,6 +18,7 @@ from hydroseq.training import checkpoint as ckpt
 from hydroseq.training.finish import BEST_CHECKPOINT_ARTIFACT
 from hydroseq.training.report import SplitReport, print_report, report_split
 from hydroseq.training.runtime import resolve_device, set_threads
+from hydroseq.training.tracking import use_tracking_uri
 
 
 def evaluate(run_id: str, period: str = "test", tracking_uri: str | None = None,
@@ -62,8 +63,7 @@ def evaluate(run_id: str, period: str = "test", tracking_uri: str | None = None,
     out_dir = Path(config.training.output_dir) / "evaluation"
     report = report_split(model.to(device), station_data, scalers, config, period, device, out_dir)
     print_report(report, period)
-    mlflow.set_tracking_uri(uri)
-    with mlflow.start_run(run_id=run_id):
+    with use_tracking_uri(uri), mlflow.start_run(run_id=run_id):
         mlflow.log_metrics(report.summary)
         mlflow.log_artifact(str(report.csv_path), "evaluation")
         for plot in report.plot_paths:

@@ -8,6 +8,7 @@ from pathlib import Path
 import mlflow
 import numpy as np
 import torch
+from mlflow.entities import Param
 from mlflow.tracking import MlflowClient
 
 import hydroseq
@@ -42,16 +43,15 @@ def start_run(config: TrainConfig, data: TrainingData, tracking_uri: str, out_di
     tags = {"git_commit": tracking.git_commit(), "dataset_checksum": data.station_data.checksum,
             "data_path": str(data.path.resolve()), "mode": config.data.mode,
             "hydroseq_version": hydroseq.__version__}
-    run = client.create_run(experiment_id, run_name=config.tracking.run_name, tags=tags)
-    run_id = run.info.run_id
-    with mlflow.start_run(run_id=run_id):
-        mlflow.log_params(tracking.flatten_params(config.model_dump(mode="json")))
-        mlflow.log_param("data.resolved_path", str(data.path.resolve()))
-        files = {"config.yaml": dump_config(config), "scalers.json": json.dumps(data.scalers.to_dict(), indent=2),
-                 "ingest_report.yaml": tracking.ingest_report(data.path)}
-        for name, text in files.items():
-            write_text_atomic(out_dir / name, text)
-            mlflow.log_artifact(str(out_dir / name))
+    run_id = client.create_run(experiment_id, run_name=config.tracking.run_name, tags=tags).info.run_id
+    params = tracking.flatten_params(config.model_dump(mode="json"))
+    params["data.resolved_path"] = str(data.path.resolve())
+    client.log_batch(run_id, params=[Param(key, value) for key, value in params.items()])
+    files = {"config.yaml": dump_config(config), "scalers.json": json.dumps(data.scalers.to_dict(), indent=2),
+             "ingest_report.yaml": tracking.ingest_report(data.path)}
+    for name, text in files.items():
+        write_text_atomic(out_dir / name, text)
+        client.log_artifact(run_id, str(out_dir / name))
     return run_id
 
 

@@ -71,12 +71,14 @@ def train(config: TrainConfig, data_path: str | Path | None = None, resume: bool
         model.load_state_dict(state["model_state"])
         optimizer.load_state_dict(state["optimizer_state"])
         scheduler.load_state_dict(state["scheduler_state"])
+        for group, base_lr in zip(optimizer.param_groups, scheduler.base_lrs):  # this config's schedule
+            group["lr"] = base_lr * lr_factor(cfg)(state["epoch"])
         stopper.load_state_dict(state["early_stopping"])
         history = list(state["history"])
         ckpt.restore_rng_states(state["rng"])
     uri = tracking.resolve_tracking_uri(config.tracking, tracking_uri)
     run_id = start_run(config, data, uri, out_dir, run_id=state["run_id"] if state else None)
-    with mlflow.start_run(run_id=run_id):
+    with tracking.use_tracking_uri(uri), mlflow.start_run(run_id=run_id):
         for epoch in range(state["epoch"] if state else 0, cfg.epochs):
             loader.sampler.set_epoch(epoch)
             metrics = train_one_epoch(model, optimizer, loader, data, config, device, epoch)

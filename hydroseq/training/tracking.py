@@ -7,8 +7,10 @@ server decides where artifacts go).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,17 +33,37 @@ def is_local_store(tracking_uri: str) -> bool:
     return tracking_uri.startswith(("sqlite:", "file:")) or "://" not in tracking_uri
 
 
+@contextlib.contextmanager
+def use_tracking_uri(tracking_uri: str) -> Iterator[None]:
+    """Point MLflow's fluent API at ``tracking_uri`` for the block, then restore the previous target.
+
+    ``mlflow.set_tracking_uri`` also writes ``MLFLOW_TRACKING_URI`` into the environment; left
+    there, it would override the next config's store in the same process (tests, notebooks).
+    """
+    previous_env = os.environ.get("MLFLOW_TRACKING_URI")
+    previous_uri = mlflow.get_tracking_uri()
+    mlflow.set_tracking_uri(tracking_uri)
+    try:
+        yield
+    finally:
+        mlflow.set_tracking_uri(previous_uri)
+        if previous_env is None:
+            os.environ.pop("MLFLOW_TRACKING_URI", None)
+        else:
+            os.environ["MLFLOW_TRACKING_URI"] = previous_env
+
+
 def ensure_experiment(config: TrackingConfig, tracking_uri: str) -> str:
-    """Select ``tracking_uri`` and return the id of ``config.experiment``, creating it if needed.
+    """The id of ``config.experiment`` in the store ``tracking_uri``, creating it if needed.
 
     With a local store the experiment's artifacts go to ``config.artifact_root`` (made absolute).
     """
-    mlflow.set_tracking_uri(tracking_uri)
-    experiment = mlflow.get_experiment_by_name(config.experiment)
+    client = mlflow.MlflowClient(tracking_uri)
+    experiment = client.get_experiment_by_name(config.experiment)
     if experiment is not None:
         return experiment.experiment_id
     location = Path(config.artifact_root).resolve().as_uri() if is_local_store(tracking_uri) else None
-    return mlflow.create_experiment(config.experiment, artifact_location=location)
+    return client.create_experiment(config.experiment, artifact_location=location)
 
 
 def flatten_params(values: dict[str, Any], prefix: str = "") -> dict[str, str]:

@@ -70,3 +70,9 @@ def tiny_config(tmp: Path, data_path: Path, mode: str = "per_step", **training) 
         "tracking": {"tracking_uri": f"sqlite:///{tmp / 'mlruns.db'}", "artifact_root": str(tmp / "artifacts"),
                      "experiment": "tests"},
     })
+
+
+@pytest.fixture(scope="session")
+def make_config():
+    """:func:`tiny_config`, for tests that need several variants."""
+    return tiny_config

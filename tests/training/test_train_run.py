@@ -1,0 +1,124 @@
+"""End-to-end training on real data: resume is bit-exact, no leakage, the MLflow run holds everything."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import mlflow
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+import xarray as xr
+from mlflow.tracking import MlflowClient
+
+from hydroseq import metrics
+from hydroseq.training import evaluate, train
+from hydroseq.training.checkpoint import load_checkpoint, model_from_checkpoint
+from hydroseq.training.tracking import use_tracking_uri
+
+pytestmark = pytest.mark.slow
+
+
+def _weights(out_dir: Path) -> dict[str, torch.Tensor]:
+    return load_checkpoint(out_dir / "last.pt")["model_state"]
+
+
+@pytest.fixture(scope="module")
+def straight_run(tmp_path_factory: pytest.TempPathFactory, small_nc: Path, make_config):
+    """Two epochs without interruption (also the run whose MLflow contents are checked)."""
+    tmp = tmp_path_factory.mktemp("straight")
+    config = make_config(tmp, small_nc)
+    return config, train(config)
+
+
+def test_resume_after_epoch_one_gives_the_same_weights(tmp_path: Path, small_nc: Path, straight_run, make_config) -> None:
+    _, straight = straight_run
+    killed = make_config(tmp_path, small_nc, epochs=1)  # as if killed right after epoch 1's checkpoint
+    first = train(killed)
+    resumed = train(make_config(tmp_path, small_nc, epochs=2), resume=True)
+    assert resumed.run_id == first.run_id
+    assert [row["epoch"] for row in resumed.history] == [0, 1]
+    for name, value in _weights(straight.output_dir).items():
+        assert torch.equal(value, _weights(resumed.output_dir)[name]), name
+    straight_losses = [row["train_loss"] for row in straight.history]
+    assert [row["train_loss"] for row in resumed.history] == straight_losses
+
+
+def test_future_periods_do_not_move_the_trained_weights(tmp_path: Path, small_nc: Path, straight_run, make_config) -> None:
+    """Perturb validation and test periods (inputs and target): training must not see the change."""
+    _, straight = straight_run
+    changed = tmp_path / "changed.nc"
+    with xr.open_dataset(small_nc) as original:
+        dataset = original.load()
+    future = dataset["time"] > np.datetime64("1985-01-01T00:00")
+    for name in ["total_precipitation_sum", "temperature_2m_mean", "streamflow"]:
+        dataset[name] = dataset[name].where(~future, dataset[name] * 3 + 7)
+    dataset.to_netcdf(changed)
+    result = train(make_config(tmp_path, changed))
+    for name, value in _weights(straight.output_dir).items():
+        assert torch.equal(value, _weights(result.output_dir)[name]), name
+    assert result.history[-1]["val_median_nse"] != straight.history[-1]["val_median_nse"]
+
+
+def test_mlflow_run_holds_params_metrics_artifacts_and_model(straight_run) -> None:
+    config, result = straight_run
+    client = MlflowClient(config.tracking.tracking_uri)
+    run = client.get_run(result.run_id)
+    assert run.data.params["model.hidden_size"] == "8"
+    assert run.data.params["data.splits.train.end"] == "1984-12-31"
+    assert len(run.data.tags["git_commit"]) >= 7
+    with xr.open_dataset(config.data.path) as dataset:
+        assert run.data.tags["dataset_checksum"] == dataset.attrs["dataset_checksum"]
+    for key in ["train_loss", "val_loss", "val_median_nse", "val_median_kge", "padding_ratio",
+                "valid_timesteps_per_s", "samples_per_s", "epoch_seconds", "peak_memory_mb"]:
+        history = client.get_metric_history(result.run_id, key)
+        assert [m.step for m in sorted(history, key=lambda m: m.step)] == [0, 1], key
+    top = {a.path for a in client.list_artifacts(result.run_id)}
+    assert {"config.yaml", "scalers.json", "ingest_report.yaml", "metrics_validation.csv", "checkpoints",
+            "hydrographs_validation"} <= top
+    assert [a.path for a in client.list_artifacts(result.run_id, "checkpoints")] == ["checkpoints/best.pt"]
+    assert len(client.list_artifacts(result.run_id, "hydrographs_validation")) == 3
+    models = client.search_logged_models([run.info.experiment_id], filter_string=f"source_run_id = '{result.run_id}'")
+    assert [m.name for m in models] == ["model"]
+    with use_tracking_uri(config.tracking.tracking_uri):
+        logged = mlflow.pytorch.load_model(f"runs:/{result.run_id}/model")
+    best, _ = model_from_checkpoint(load_checkpoint(result.output_dir / "best.pt"))
+    x, lengths = torch.randn(2, 20, 5), torch.tensor([20, 11])
+    torch.testing.assert_close(logged(x, lengths), best(x, lengths))
+
+
+def test_evaluate_scores_model_and_baselines_and_logs_to_the_run(straight_run) -> None:
+    config, result = straight_run
+    report = evaluate(result.run_id, period="test", tracking_uri=config.tracking.tracking_uri)
+    scores = pd.read_csv(report.csv_path, dtype={"station": str})
+    assert set(scores["forecast"]) == {"model", "persistence", "climatology"}
+    assert len(scores) == 3 * 3
+    with xr.open_dataset(config.data.path) as dataset:
+        in_test = (dataset["time"] > np.datetime64("1987-01-01")).to_numpy()
+        q = dataset["streamflow"].sel(station="02064000").to_numpy().astype(np.float64)
+    expected = metrics.nse(q[in_test], q[np.flatnonzero(in_test) - 1])  # persistence: yesterday's flow
+    row = scores.query("station == '02064000' and forecast == 'persistence'").iloc[0]
+    assert row["nse"] == pytest.approx(expected, rel=1e-6)
+    logged = MlflowClient(config.tracking.tracking_uri).get_run(result.run_id).data.metrics
+    assert logged["test_model_lead0_median_nse"] == pytest.approx(
+        scores.query("forecast == 'model'")["nse"].median())
+    assert "test_lead0_stations_beating_persistence" in logged
+
+
+def test_sequence_mode_with_lagged_target_trains_and_evaluates(tmp_path: Path, small_nc: Path, make_config) -> None:
+    config = make_config(tmp_path, small_nc, mode="sequence", epochs=1, max_batches_per_epoch=20)
+    result = train(config)
+    report = evaluate(result.run_id, period="validation", tracking_uri=config.tracking.tracking_uri)
+    assert set(report.scores["lead"]) == {1}
+    model_nse = report.scores.query("forecast == 'model'")["nse"]
+    assert model_nse.notna().all() and (model_nse < 1).all()
+    state = load_checkpoint(result.output_dir / "last.pt")
+    assert state["feature_names"][3] == "streamflow_lagged" and state["mode"] == "sequence"
+
+
+def test_missing_dataset_is_a_clear_error(tmp_path: Path, make_config) -> None:
+    from hydroseq.errors import InputDataError
+
+    with pytest.raises(InputDataError, match="missing.nc: ingested dataset not found"):
+        train(make_config(tmp_path, tmp_path / "missing.nc"))
