@@ -36,6 +36,8 @@ class _EpochBatchSampler:
         self.num_replicas = num_replicas
         self.rank = rank
         self.epoch = 0
+        self._cached: list[np.ndarray] = []
+        self._cached_epoch: int | None = None
 
     def set_epoch(self, epoch: int) -> None:
         """Select the epoch whose order :meth:`__iter__` yields (call before every epoch)."""
@@ -49,11 +51,13 @@ class _EpochBatchSampler:
         raise NotImplementedError
 
     def rank_batches(self) -> list[np.ndarray]:
-        """The batches of this rank in the current epoch."""
-        batches = self.global_batches()
-        if self.num_replicas == 1:
-            return batches
-        return _share_between_ranks(batches, self.num_replicas, self.tail)[self.rank]
+        """The batches of this rank in the current epoch (computed once per epoch)."""
+        if self._cached_epoch != self.epoch:
+            batches = self.global_batches()
+            if self.num_replicas > 1:
+                batches = _share_between_ranks(batches, self.num_replicas, self.tail)[self.rank]
+            self._cached, self._cached_epoch = batches, self.epoch
+        return self._cached
 
     def __iter__(self) -> Iterator[list[int]]:
         for batch in self.rank_batches():

@@ -77,6 +77,8 @@ class SequenceDataset(torch.utils.data.Dataset):
             least that long).
         """
         order = np.asarray(indices, dtype=np.int64)
+        if order.ndim != 1 or len(order) == 0:
+            raise ValueError("gather needs a non-empty 1-d list of sample positions")
         order = order[np.argsort(-self.index.length[order], kind="stable")]
         lengths = self.index.length[order]
         station = self.index.station[order]
