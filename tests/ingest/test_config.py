@@ -1,0 +1,72 @@
+"""Ingest config validation: every bundled example validates; mistakes name key, value, expectation."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import yaml
+
+from hydroseq.config import ConfigError, IngestConfig, load_config, validate_config
+
+EXAMPLES = ["ingest_caravan_daily.yaml", "ingest_camels_us.yaml", "ingest_charlotte_hourly.yaml",
+            "ingest_charlotte_daily.yaml"]
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_bundled_configs_validate(repo_root, name):
+    config = load_config(repo_root / "configs" / name, IngestConfig)
+    assert config.sources and config.grid.start <= config.grid.end
+
+
+@pytest.fixture
+def caravan(repo_root) -> dict:
+    return yaml.safe_load((repo_root / "configs" / "ingest_caravan_daily.yaml").read_text())
+
+
+def _error(data: dict) -> str:
+    with pytest.raises(ConfigError) as caught:
+        validate_config(data, IngestConfig, source="test.yaml")
+    return str(caught.value)
+
+
+def test_unknown_units_name_key_value_and_the_known_units(caravan):
+    data = copy.deepcopy(caravan)
+    data["sources"][0]["variables"]["streamflow"]["units"] = "cfs"
+    message = _error(data)
+    assert "sources.0.variables.streamflow" in message and "unknown units 'cfs'" in message and "ft3/s" in message
+
+
+def test_grid_zone_with_daylight_saving_is_refused(caravan):
+    data = copy.deepcopy(caravan)
+    data["grid"]["timezone"] = "America/New_York"
+    message = _error(data)
+    assert "grid.timezone" in message and "'America/New_York'" in message and "Etc/GMT+5" in message
+
+
+@pytest.mark.parametrize("key, value, expected", [
+    ("frequency", "sometimes", "not a fixed-length frequency"),
+    ("timezone", "Mars/Olympus", "unknown time zone"),
+    ("timestamp", "middle", "interval_start"),
+    ("format", "xlsx", "camels_us_streamflow"),
+])
+def test_bad_source_fields(caravan, key, value, expected):
+    data = copy.deepcopy(caravan)
+    data["sources"][0][key] = value
+    message = _error(data)
+    assert f"sources.0.{key}" in message and repr(value) in message and expected in message
+
+
+def test_summing_discharge_and_unknown_keys_are_refused(caravan):
+    data = copy.deepcopy(caravan)
+    data["sources"][0]["variables"]["streamflow"] = {"source": "q", "units": "m3/s", "aggregation": "sum"}
+    assert "no physical meaning" in _error(data)
+    data = copy.deepcopy(caravan)
+    data["grid"]["frequncy"] = "1D"
+    assert "grid.frequncy" in _error(data)
+
+
+def test_same_output_variable_from_two_sources_is_refused(caravan):
+    data = copy.deepcopy(caravan)
+    data["sources"].append(copy.deepcopy(data["sources"][0]))
+    assert "produced by both" in _error(data)
