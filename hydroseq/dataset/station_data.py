@@ -132,8 +132,9 @@ def _times(dataset: xr.Dataset, path: Path) -> np.ndarray:
         raise InputDataError(path, "has no 'time' coordinate")
     times = np.asarray(dataset["time"].values).astype("datetime64[ns]")
     steps = np.diff(times)
-    if len(steps) and (steps <= np.timedelta64(0)).any() | (steps != steps[0]).any():
-        bad = int(np.flatnonzero((steps <= np.timedelta64(0)) | (steps != steps[0]))[0]) + 1
+    irregular = (steps <= np.timedelta64(0)) | (steps != steps[0]) if len(steps) else np.zeros(0, bool)
+    if irregular.any():
+        bad = int(np.flatnonzero(irregular)[0]) + 1
         raise InputDataError(path, "time grid is not regular and increasing", where=f"time {times[bad]}")
     return times
 

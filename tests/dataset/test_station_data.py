@@ -62,3 +62,15 @@ def test_not_a_netcdf_file_is_an_input_error(tmp_path: Path, data_config) -> Non
     path.write_text("not netcdf")
     with pytest.raises(InputDataError, match="cannot open"):
         load_station_data(path, data_config())
+
+
+def test_irregular_time_grid_names_the_first_bad_step(tmp_path: Path, contract_writer, data_config) -> None:
+    import xarray as xr
+
+    path = contract_writer(tmp_path / "regular.nc", ["01022500"])
+    with xr.open_dataset(path) as dataset:
+        edited = dataset.load().drop_isel(time=[100])
+    edited.to_netcdf(tmp_path / "irregular.nc")
+    with pytest.raises(InputDataError, match="not regular") as error:
+        load_station_data(tmp_path / "irregular.nc", data_config())
+    assert error.value.where == "time 1981-04-13T08:00:00.000000000"  # first label after the missing 04-12
