@@ -14,7 +14,7 @@ from hydroseq.ingest.readers import READERS, source_files
 from hydroseq.ingest.report import IngestReport, build_report, print_report, save_report
 from hydroseq.ingest.station import SourcePlan, StationResult, ingest_station
 from hydroseq.ingest.stations import Station, load_stations
-from hydroseq.ingest.timegrid import build_grid
+from hydroseq.ingest.timegrid import TimeGrid, build_grid
 
 
 def ingest(config: IngestConfig, out: str | Path, workers: int | None = None, scheduler: str | None = None,
@@ -24,21 +24,26 @@ def ingest(config: IngestConfig, out: str | Path, workers: int | None = None, sc
     Writes ``out`` atomically and the report files beside it, prints the summary table, and returns
     the :class:`~hydroseq.ingest.report.IngestReport`. With ``on_bad_station: skip`` a station whose
     input is unusable is left out and reported; with ``fail`` its error stops the run and nothing
-    is written. ``workers``, ``scheduler`` and ``append`` are not supported yet.
+    is written. ``workers`` (a new local dask cluster of that many processes) or ``scheduler`` (an
+    existing one) grid the stations in parallel; the file is the same as a serial run's.
+    ``append`` is not supported yet.
     """
-    _refuse_unsupported(workers, scheduler, append)
+    _refuse_unsupported(None, None, append)
     out = Path(out)
     grid = build_grid(config.grid)
     stations = load_stations(config.stations)
     plans, files, dropped = plan_sources(config, stations)
     results: list[StationResult] = []
-    for station in tqdm(stations, desc="reading sources", unit="station", disable=not progress):
-        if station.id in dropped:
-            continue
-        try:
-            results.append(ingest_station(station, plans[station.id], grid))
-        except InputDataError as error:
-            _skip_or_raise(config, dropped, station.id, error)
+    if workers is not None or scheduler is not None:
+        results = _grid_on_dask(config, stations, plans, grid, dropped, workers, scheduler, progress)
+    else:
+        for station in tqdm(stations, desc="reading sources", unit="station", disable=not progress):
+            if station.id in dropped:
+                continue
+            try:
+                results.append(ingest_station(station, plans[station.id], grid))
+            except InputDataError as error:
+                _skip_or_raise(config, dropped, station.id, error)
     if not results:
         raise InputDataError(out, "no station could be ingested: " + "; ".join(f"{k}: {v}" for k, v in dropped.items()))
     ds = build_dataset(config, grid, results, files)
@@ -85,6 +90,23 @@ def _skip_or_raise(config: IngestConfig, dropped: dict[str, str], station_id: st
     if config.on_bad_station == "fail":
         raise error
     dropped.setdefault(station_id, str(error))
+
+
+def _grid_on_dask(config: IngestConfig, stations: list[Station], plans: dict[str, list[SourcePlan]], grid: TimeGrid,
+                  dropped: dict[str, str], workers: int | None, scheduler: str | None,
+                  progress: bool) -> list[StationResult]:
+    """The per-station loop above, run on a dask cluster (see :mod:`hydroseq.ingest.distributed`)."""
+    from hydroseq.ingest.distributed import grid_stations_on_dask
+
+    todo = [station for station in stations if station.id not in dropped]
+    outcomes = grid_stations_on_dask(todo, plans, grid, workers=workers, scheduler=scheduler, progress=progress)
+    results = []
+    for station, outcome in zip(todo, outcomes):
+        if isinstance(outcome, InputDataError):
+            _skip_or_raise(config, dropped, station.id, outcome)
+        else:
+            results.append(outcome)
+    return results
 
 
 def _refuse_unsupported(workers: int | None, scheduler: str | None, append: bool) -> None:
