@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib
@@ -51,7 +51,6 @@ class StatsReport:
     lengths: list[SplitLengths]
     padding: dict[str, PaddingFigures]
     histogram: Path
-    extra: dict[str, object] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, object]:
         """JSON-ready mapping."""
