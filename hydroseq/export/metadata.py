@@ -76,8 +76,11 @@ class ExportMetadata:
     format_version: int = METADATA_FORMAT_VERSION
 
     def to_json(self) -> str:
-        """Deterministic JSON text (sorted keys) of all fields."""
-        return json.dumps(asdict(self), indent=2, sort_keys=True) + "\n"
+        """JSON text of all fields, in field order.
+
+        Keys are not sorted: the scalers' key order is the feature order.
+        """
+        return json.dumps(asdict(self), indent=2) + "\n"
 
     @classmethod
     def read(cls, model_dir: str | Path) -> ExportMetadata:

@@ -43,6 +43,8 @@ def parse_instant(text: str, clock: GridClock) -> pd.Timestamp:
     text = text.strip()
     try:
         stamp = pd.Timestamp(text)
+        if pd.isna(stamp):
+            raise ValueError(text)
     except ValueError:
         raise ConfigError(f"--issue-time: {text!r} is not a date or timestamp "
                           "(examples: 2014-09-30, 2014-09-30T06:00Z, 2014-09-01..2014-09-30)") from None

@@ -60,7 +60,7 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
     Returns
     -------
     int
-        0 if at least one station was forecast, 1 if none could be.
+        0 if at least one station was forecast; 1 if none could be (then nothing is written).
 
     Raises
     ------
@@ -76,10 +76,9 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
         plan = _plan(source, issue_time, metadata.seq_len, max(metadata.leads))
         data = source.read(plan.start, plan.stop)
         info = source.info()
+    _check_feature_order(Path(model_dir) / METADATA_FILE, data, scalers, uses_lagged_target(metadata),
+                         metadata.feature_names)
     lagged = uses_lagged_target(metadata)
-    if feature_names(data, lagged) != metadata.feature_names:
-        raise InputDataError(Path(model_dir) / METADATA_FILE, "feature order differs from what the forecast "
-                             f"builds: {metadata.feature_names} vs {feature_names(data, lagged)}")
     features, valid = scaled_features(data, scalers, lagged)
     local_ends = plan.ends - plan.start
     lengths = history_lengths(valid, local_ends, metadata.seq_len)
@@ -87,15 +86,29 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
     values = _predict(model, scalers, data.station_ids, features, local_ends, lengths, needed, batch_size,
                       progress=plan.is_range)
     result = _result(model, data, info, plan, values, _skip_reasons(data, valid, lengths, local_ends, needed))
+    n_forecast = int(np.isfinite(values).any(axis=(0, 2)).sum())
+    if n_forecast == 0:  # nothing to publish: leave any earlier files alone and let the scheduler act
+        print_summary(result, n_forecast, [], console)
+        return EXIT_NOTHING_FORECAST
     target = Path(out) if out is not None else default_output(result, plan.is_range)
     outputs = [write_forecast_netcdf(result, target), write_forecast_csv(result, target.with_suffix(".csv"))]
-    n_forecast = int(np.isfinite(values).any(axis=(0, 2)).sum())
     print_summary(result, n_forecast, outputs, console)
     if plan.is_range:
         scores = score_hindcast(result, _observed(data.target, local_ends, result.leads))
         scores_path = write_scores_csv(scores, target.with_name(f"{target.stem}_scores.csv"))
         print_scores(scores, scores_path, console)
-    return EXIT_OK if n_forecast else EXIT_NOTHING_FORECAST
+    return EXIT_OK
+
+
+def _check_feature_order(path: Path, data: StationData, scalers: Scalers, lagged: bool,
+                         expected: list[str]) -> None:
+    """The model's feature list, the scalers and the features built here must agree name by name."""
+    built = feature_names(data, lagged)
+    if built != expected:
+        raise InputDataError(path, f"feature order {expected} differs from what the forecast builds: {built}")
+    if list(scalers.dynamic_names) != list(data.dynamic_names) or list(scalers.static_names) != list(data.static_names):
+        raise InputDataError(path, "the scalers' feature order differs from the model's "
+                             f"({scalers.dynamic_names + scalers.static_names} vs {built})")
 
 
 def _plan(source: IngestedFile, issue_time: str, seq_len: int, max_lead: int) -> Plan:

@@ -1,0 +1,115 @@
+"""The exported model directory: contents, metadata, checksums, loading without torch."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+import xarray as xr
+
+from hydroseq.cli import main
+from hydroseq.dataset import Scalers
+from hydroseq.errors import InputDataError
+from hydroseq.export import METADATA_FILE, ONNX_FILE, PT2_FILE, ExportedModel, ExportMetadata, export_model
+from hydroseq.fileio import sha256_file
+from hydroseq.training.checkpoint import load_checkpoint
+
+SEQ_LEN = 30
+
+
+def test_metadata_describes_the_run(exported: Path, trained, ingested: Path) -> None:
+    metadata = ExportMetadata.read(exported)
+    state = load_checkpoint(trained.output_dir / "best.pt")
+    assert metadata.seq_len == SEQ_LEN
+    assert metadata.feature_names == state["feature_names"]
+    assert metadata.run_id == trained.run_id
+    assert Scalers.from_dict(metadata.scalers).to_dict() == json.loads(state["scalers"])
+    assert metadata.mode == "per_step" and metadata.leads == [0]
+    with xr.open_dataset(ingested) as ds:
+        assert metadata.dataset_checksum == ds.attrs["dataset_checksum"]
+        assert (metadata.grid_frequency, metadata.grid_timezone) == (ds.attrs["grid_frequency"], ds.attrs["grid_timezone"])
+    assert metadata.files == {name: sha256_file(exported / name) for name in (ONNX_FILE, PT2_FILE)}
+    assert metadata.parity_max_abs_diff is not None and metadata.parity_max_abs_diff < 1e-5
+
+
+def test_onnx_has_static_length_and_dynamic_batch(exported: Path) -> None:
+    model = onnx.load(str(exported / ONNX_FILE))
+    assert not any(init.data_location == onnx.TensorProto.EXTERNAL for init in model.graph.initializer)
+    x, lengths = model.graph.input
+    dims = [d.dim_param or d.dim_value for d in x.type.tensor_type.shape.dim]
+    n_features = len(ExportMetadata.read(exported).feature_names)
+    assert dims == ["batch", SEQ_LEN, n_features]
+    assert [d.dim_param for d in lengths.type.tensor_type.shape.dim] == ["batch"]
+    runtime = ExportedModel(exported)
+    for batch in (1, 7):
+        x_in = np.random.default_rng(batch).standard_normal((batch, SEQ_LEN, n_features)).astype(np.float32)
+        assert runtime.predict(x_in, np.full(batch, SEQ_LEN)).shape == (batch, 1)
+
+
+def test_pt2_matches_onnx(exported: Path) -> None:
+    import torch
+
+    program = torch.export.load(str(exported / PT2_FILE))
+    runtime = ExportedModel(exported)
+    x = np.random.default_rng(0).standard_normal((5, SEQ_LEN, runtime.n_features)).astype(np.float32)
+    lengths = np.array([30, 1, 12, 29, 5])
+    expected = runtime.predict(x, lengths)
+    with torch.no_grad():
+        got = program.module()(torch.from_numpy(x), torch.from_numpy(lengths)).numpy()
+    np.testing.assert_allclose(got, expected, atol=1e-6)
+
+
+def test_export_from_a_checkpoint_file_via_cli(trained, tmp_path: Path) -> None:
+    out = tmp_path / "model"
+    status = main(["export", "--run", str(trained.output_dir / "best.pt"), "--seq-len", "12", "--out", str(out)])
+    assert status == 0
+    metadata = ExportMetadata.read(out)
+    assert metadata.seq_len == 12 and metadata.run_id == trained.run_id
+    assert ExportedModel(out).predict(np.zeros((3, 12, len(metadata.feature_names)), np.float32),
+                                      np.array([12, 3, 1])).shape == (3, 1)
+
+
+def test_unknown_run_is_a_clear_error(trained, tmp_path: Path) -> None:
+    with pytest.raises(Exception, match="neither a checkpoint file nor a run"):
+        export_model("0123456789abcdef", seq_len=10, out_dir=tmp_path / "m", tracking_uri=trained.tracking_uri)
+
+
+def test_modified_model_file_is_refused(exported: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "model"
+    shutil.copytree(exported, copy)
+    with open(copy / ONNX_FILE, "ab") as handle:
+        handle.write(b"\0")
+    with pytest.raises(InputDataError, match="checksum differs"):
+        ExportedModel(copy)
+    (copy / METADATA_FILE).unlink()
+    with pytest.raises(InputDataError, match="metadata.json missing"):
+        ExportedModel(copy)
+
+
+def test_bad_lengths_and_shapes_are_refused(exported: Path) -> None:
+    runtime = ExportedModel(exported)
+    x = np.zeros((2, SEQ_LEN, runtime.n_features), np.float32)
+    with pytest.raises(ValueError, match="lengths must lie in 1..30"):
+        runtime.predict(x, np.array([0, 3]))
+    with pytest.raises(ValueError, match="expected \\(batch, 30"):
+        runtime.predict(np.zeros((2, 29, runtime.n_features), np.float32), np.array([1, 3]))
+
+
+def test_loading_and_forecasting_need_no_torch(exported: Path, ingested: Path, tmp_path: Path) -> None:
+    script = (
+        "import sys\n"
+        "from hydroseq.forecast import run_forecast\n"
+        f"status = run_forecast({str(exported)!r}, {str(ingested)!r}, '2014-06-30', out={str(tmp_path / 'f.nc')!r})\n"
+        "assert status == 0, status\n"
+        "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'mlflow') or m.startswith('hydroseq.training'))\n"
+        "assert not loaded, loaded\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert (tmp_path / "f.csv").exists()

@@ -1,0 +1,144 @@
+"""``hydroseq forecast`` on the real ingested data with the exported tiny model."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import xarray as xr
+
+from hydroseq.cli import main
+from hydroseq.errors import InputDataError
+from hydroseq.forecast import run_forecast
+from hydroseq.metrics import kge, nse
+
+ISSUE = "2014-06-30"  # local day; its grid label is 2014-07-01T08:00Z
+ISSUE_LABEL = "2014-07-01T08:00"
+DYNAMIC = ("total_precipitation_sum", "temperature_2m_mean", "potential_evaporation_sum")
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _rows(path: Path) -> list[dict[str, str]]:
+    with open(path, newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_forecast_files_and_byte_identical_rerun(exported: Path, ingested: Path, tmp_path: Path) -> None:
+    out = tmp_path / "f.nc"
+    assert run_forecast(exported, ingested, ISSUE, out=out) == 0
+    rows = _rows(out.with_suffix(".csv"))
+    assert len(rows) == 31 and {row["issue_time"] for row in rows} == {"2014-07-01T08:00:00Z"}
+    with xr.open_dataset(out) as ds:
+        assert ds["streamflow"].shape == (31, 1)
+        assert ds["forecast_reference_time"].values == np.datetime64(ISSUE_LABEL, "ns")
+        assert ds.attrs["skipped_stations"] == "{}"
+        by_station = dict(zip(ds["station"].values, ds["streamflow"].values[:, 0]))
+        with xr.open_dataset(ingested) as source:
+            assert ds["streamflow"].attrs["units"] == source["streamflow"].attrs["units"]
+    for row in rows:
+        assert np.float32(row["value"]) == by_station[row["station"]]
+    hashes = _sha(out), _sha(out.with_suffix(".csv"))
+    time.sleep(1.1)
+    assert main(["forecast", "--model", str(exported), "--data", str(ingested), "--issue-time", ISSUE,
+                 "--out", str(out)]) == 0
+    assert (_sha(out), _sha(out.with_suffix(".csv"))) == hashes
+
+
+def test_data_after_the_issue_time_do_not_move_the_forecast(exported, ingested, tmp_path, edited_copy, grid_index):
+    end = grid_index(ingested, ISSUE_LABEL)
+    rng = np.random.default_rng(0)
+
+    def perturb_future(dataset: xr.Dataset) -> None:
+        for name in (*DYNAMIC, "streamflow"):
+            values = dataset[name].values
+            values[:, end + 1:] = rng.normal(50.0, 30.0, values[:, end + 1:].shape)
+            values[::3, end + 1:] = np.nan
+
+    def perturb_last_step(dataset: xr.Dataset) -> None:
+        dataset["total_precipitation_sum"].values[:, end] += 25.0
+
+    assert run_forecast(exported, ingested, ISSUE, out=tmp_path / "base.nc") == 0
+    future = edited_copy(ingested, tmp_path / "future.nc", perturb_future)
+    assert run_forecast(exported, future, ISSUE, out=tmp_path / "future_fc.nc") == 0
+    assert _sha(tmp_path / "future_fc.csv") == _sha(tmp_path / "base.csv")
+    past = edited_copy(ingested, tmp_path / "past.nc", perturb_last_step)
+    assert run_forecast(exported, past, ISSUE, out=tmp_path / "past_fc.nc") == 0
+    changed = [a["value"] != b["value"] for a, b in zip(_rows(tmp_path / "past_fc.csv"), _rows(tmp_path / "base.csv"))]
+    assert all(changed)  # the issue step itself is an input: the test can tell a moved forecast
+
+
+def test_stations_without_history_are_listed_with_the_reason(exported, ingested, tmp_path, edited_copy, grid_index):
+    end = grid_index(ingested, ISSUE_LABEL)
+
+    def gaps(dataset: xr.Dataset) -> None:
+        stations = list(dataset["station"].values)
+        dataset["temperature_2m_mean"].values[stations.index("01052500"), end] = np.nan
+        dataset["total_precipitation_sum"].values[stations.index("02011460"), : end - 2] = np.nan
+
+    data = edited_copy(ingested, tmp_path / "gaps.nc", gaps)
+    assert run_forecast(exported, data, ISSUE, out=tmp_path / "f.nc") == 0
+    with xr.open_dataset(tmp_path / "f.nc") as ds:
+        skipped = json.loads(ds.attrs["skipped_stations"])
+        assert np.isnan(ds["streamflow"].sel(station="01052500")).all()
+    assert set(skipped) == {"01052500", "02011460"}
+    assert "missing: temperature_2m_mean" in skipped["01052500"]
+    assert "only 3 valid steps" in skipped["02011460"] and "at least 5" in skipped["02011460"]
+    assert {row["station"] for row in _rows(tmp_path / "f.csv")}.isdisjoint(skipped)
+
+
+def test_no_station_forecast_exits_1_and_writes_nothing(exported, ingested, tmp_path, edited_copy, grid_index):
+    end = grid_index(ingested, ISSUE_LABEL)
+
+    def blank(dataset: xr.Dataset) -> None:
+        dataset["potential_evaporation_sum"].values[:, end] = np.nan
+
+    data = edited_copy(ingested, tmp_path / "blank.nc", blank)
+    out = tmp_path / "f.nc"
+    assert main(["forecast", "--model", str(exported), "--data", str(data), "--issue-time", ISSUE,
+                 "--out", str(out)]) == 1
+    assert not out.exists() and not out.with_suffix(".csv").exists()
+
+
+def test_issue_time_after_the_data_is_an_error(exported, ingested, tmp_path, capsys) -> None:
+    with pytest.raises(InputDataError, match="ingest the newest steps first"):
+        run_forecast(exported, ingested, "2015-01-05", out=tmp_path / "f.nc")
+    assert main(["forecast", "--model", str(exported), "--data", str(ingested), "--issue-time", "1990-01-01",
+                 "--out", str(tmp_path / "f.nc")]) == 2
+    assert "before the first grid step" in capsys.readouterr().err
+
+
+def test_grid_other_than_the_models_is_refused(exported, ingested, tmp_path, edited_copy) -> None:
+    def other_zone(dataset: xr.Dataset) -> None:
+        dataset.attrs["grid_timezone"] = "UTC"
+
+    data = edited_copy(ingested, tmp_path / "utc.nc", other_zone)
+    with pytest.raises(InputDataError, match="grid_timezone is 'UTC' but the model was trained on 'Etc/GMT\\+8'"):
+        run_forecast(exported, data, ISSUE, out=tmp_path / "f.nc")
+
+
+def test_hindcast_scores_against_observations(exported, ingested, tmp_path) -> None:
+    out = tmp_path / "h.nc"
+    assert run_forecast(exported, ingested, "2014-05-01..2014-06-30", out=out) == 0
+    with xr.open_dataset(out) as ds:
+        assert ds["streamflow"].dims == ("forecast_reference_time", "station", "lead")
+        assert ds.sizes["forecast_reference_time"] == 61
+        sim = ds["streamflow"].sel(station="01022500", lead=0).values
+        valid_times = ds["time"].values[:, 0]
+    with xr.open_dataset(ingested) as data:
+        obs = data["streamflow"].sel(station="01022500", time=valid_times).values
+    scores = {(row["station"], row["lead"]): row for row in _rows(tmp_path / "h_scores.csv")}
+    row = scores[("01022500", "0")]
+    assert int(row["n"]) == 61
+    assert float(row["nse"]) == pytest.approx(nse(obs, sim), abs=1e-4)
+    assert float(row["kge"]) == pytest.approx(kge(obs, sim).kge, abs=1e-4)
+    assert len(scores) == 31
+    assert pd.Timestamp(valid_times[0]) == pd.Timestamp("2014-05-02T08:00")

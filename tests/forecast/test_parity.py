@@ -1,0 +1,120 @@
+"""Exported network == in-memory training model, for every bundled station, short histories included.
+
+The reference is what training computes: samples from the dataset stage's own index and
+``SequenceDataset.gather`` (padded, sorted), run through ``LSTMModel`` on the packed path. The
+forecast builds its inputs independently (a window of the file, its own feature assembly); the
+test checks the inputs are identical and the predictions agree within 1e-5.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from hydroseq.config import TrainConfig
+from hydroseq.dataset import Scalers, SequenceDataset, build_sample_index, load_station_data
+from hydroseq.export import ExportedModel, ExportMetadata
+from hydroseq.export.exporter import DataProvenance, export_trained_model
+from hydroseq.export.network import reference_prediction
+from hydroseq.export.source import read_provenance
+from hydroseq.forecast.data_window import IngestedFile
+from hydroseq.forecast.features import gather_windows, history_lengths, scaled_features, uses_lagged_target
+from hydroseq.model import get_model
+from hydroseq.training.checkpoint import load_checkpoint, model_from_checkpoint
+
+ISSUE_LABEL = "2014-06-01T08:00"  # inside the test period, with observed flow at every lead
+SHORT = {"01052500": 1, "02011460": 4, "03144000": 9, "05057200": 17, "08066300": 29}  # valid steps at T
+
+
+@pytest.fixture(scope="module")
+def short_histories(ingested: Path, tmp_path_factory, edited_copy, grid_index) -> Path:
+    """All 31 basins; five of them have inputs only for the last k steps before the issue step."""
+    end = grid_index(ingested, ISSUE_LABEL)
+
+    def cut(dataset) -> None:
+        stations = list(dataset["station"].values)
+        for station, k in SHORT.items():
+            for name in ("total_precipitation_sum", "temperature_2m_mean", "potential_evaporation_sum"):
+                dataset[name].values[stations.index(station), : end - k + 1] = np.nan
+    return edited_copy(ingested, tmp_path_factory.mktemp("short") / "short.nc", cut)
+
+
+def _training_reference(model, config: TrainConfig, scalers: Scalers, path: Path, end: int):
+    """Inputs and packed-model predictions of the training pipeline's samples ending at ``end``."""
+    # every station, and histories down to one step (the forecast itself skips those below min_len)
+    data_config = config.data.model_copy(update={"stations": None, "min_len": 1})
+    station_data = load_station_data(path, data_config)
+    index = build_sample_index(station_data, data_config, "test", cache_dir=None, mode="sequence")
+    dataset = SequenceDataset(station_data, scalers, index, data_config)
+    batch = dataset.gather(np.flatnonzero(index.end == end), pad_to=config.data.max_len)
+    with torch.no_grad():
+        out = model(batch.x, batch.lengths, path="packed")
+    if model.mode == "per_step":
+        out = out[torch.arange(len(batch)), batch.lengths - 1]
+    stations = [station_data.station_ids[s] for s in batch.station.numpy()]
+    return batch, out.numpy(), stations
+
+
+def _forecast_inputs(model_dir: Path, path: Path, end: int, stations: list[str]):
+    metadata = ExportMetadata.read(model_dir)
+    scalers = Scalers.from_dict(metadata.scalers)
+    with IngestedFile(path, metadata) as source:
+        start = end - metadata.seq_len + 1
+        data = source.read(start, end + 1)
+    features, valid = scaled_features(data, scalers, uses_lagged_target(metadata))
+    rows = np.array([data.station_ids.index(s) for s in stations])
+    lengths = history_lengths(valid, np.array([end - start]), metadata.seq_len)[rows, 0]
+    x = gather_windows(features, rows, np.full(len(rows), end - start), lengths, metadata.seq_len)
+    return x, lengths
+
+
+def _check_parity(model, config, scalers, model_dir: Path, path: Path, end: int) -> None:
+    batch, expected, stations = _training_reference(model, config, scalers, path, end)
+    assert len(stations) == 31, "every bundled station must be covered"
+    assert sorted(batch.lengths.tolist())[:5] == sorted(SHORT.values())  # short histories are in
+    x, lengths = _forecast_inputs(model_dir, path, end, stations)
+    np.testing.assert_array_equal(lengths, batch.lengths.numpy())
+    np.testing.assert_array_equal(x, batch.x.numpy())  # forecast features == training features
+    exported = ExportedModel(model_dir).predict(x, lengths, batch_size=8)
+    assert np.max(np.abs(exported - expected)) <= 1e-5
+    unscaled = scalers.inverse_target(exported, stations) - scalers.inverse_target(expected, stations)
+    assert np.max(np.abs(unscaled)) <= 1e-5
+
+
+def test_trained_model_parity_on_every_station(trained, exported: Path, short_histories: Path, grid_index) -> None:
+    state = load_checkpoint(trained.output_dir / "best.pt")
+    model, config = model_from_checkpoint(state)
+    scalers = Scalers.from_dict(json.loads(state["scalers"]))
+    _check_parity(model, config, scalers, exported, short_histories, grid_index(short_histories, ISSUE_LABEL))
+
+
+@pytest.mark.parametrize("layers", [1, 2])
+def test_sequence_model_with_lagged_target_parity(trained, short_histories: Path, tmp_path: Path, grid_index,
+                                                  layers: int) -> None:
+    """Sequence mode (leads 1 and 3, observed flow as an input, optional embedding, 2 layers)."""
+    config = trained.config.model_copy(deep=True)
+    config.data = config.data.model_copy(update={"mode": "sequence", "leads": [1, 3], "lagged_target": True})
+    config.model = config.model.model_copy(update={"num_layers": layers, "embedding_size": 6 if layers == 2 else None})
+    station_data = load_station_data(short_histories, config.data)
+    scalers = Scalers.fit(station_data, config.data)
+    names = [*config.data.dynamic_inputs, "streamflow_lagged", *config.data.static_inputs]
+    torch.manual_seed(layers)
+    model = get_model(config.model, len(names), 2, "sequence").eval()
+    state = {"n_features": len(names), "n_outputs": 2, "mode": "sequence", "feature_names": names,
+             "scalers": json.dumps(scalers.to_dict()), "run_id": "untrained"}
+    provenance: DataProvenance = read_provenance(short_histories)
+    export_trained_model(model, config, state, config.data.max_len, tmp_path / "model", provenance, pt2=False)
+    _check_parity(model, config, scalers, tmp_path / "model", short_histories, grid_index(short_histories, ISSUE_LABEL))
+
+
+def test_reference_prediction_is_order_independent(trained) -> None:
+    model, _ = model_from_checkpoint(load_checkpoint(trained.output_dir / "best.pt"))
+    x = torch.randn(6, 10, model.lstm.input_size)
+    lengths = torch.tensor([3, 10, 1, 7, 10, 2])
+    forward = reference_prediction(model, x, lengths)
+    backward = reference_prediction(model, x.flip(0), lengths.flip(0)).flip(0)
+    torch.testing.assert_close(forward, backward)

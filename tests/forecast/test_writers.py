@@ -1,0 +1,116 @@
+"""Forecast files: CF-NetCDF structure, CSV layout, atomic and byte-identical writes."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import time
+from pathlib import Path
+
+import netCDF4
+import numpy as np
+import pandas as pd
+import pytest
+import xarray as xr
+
+from hydroseq.forecast.csv_writer import CSV_COLUMNS, format_value, write_forecast_csv
+from hydroseq.forecast.netcdf_writer import write_forecast_netcdf
+from hydroseq.forecast.result import ForecastResult
+
+
+def _result(n_issue: int = 1, leads: tuple[int, ...] = (1, 2, 3), step: str = "1D") -> ForecastResult:
+    issues = np.array(["2014-10-01T08:00"], dtype="datetime64[ns]") + np.arange(n_issue) * np.timedelta64(1, "D")
+    values = np.linspace(0.01, 12.5, n_issue * 3 * len(leads), dtype=np.float32).reshape(n_issue, 3, len(leads))
+    values[:, 2, :] = np.nan  # the third station could not be forecast
+    return ForecastResult(
+        issue_times=issues, stations=("01022500", "01547700", "09999999"), leads=np.array(leads),
+        step=pd.Timedelta(step), values=values, variable="streamflow", units="mm/d",
+        long_name="forecast of streamflow", attributes={"model_run_id": "abc123"},
+        skipped={"09999999": "no valid input"}, station_names=("A", "B", "C"),
+        lats=np.array([46.7, 41.5, 37.0]), lons=np.array([-68.1, -77.4, -80.0]),
+    )
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_netcdf_is_cf_forecast_layout(tmp_path: Path) -> None:
+    result = _result()
+    path = write_forecast_netcdf(result, tmp_path / "f.nc")
+    with xr.open_dataset(path) as ds:
+        assert ds["streamflow"].dims == ("station", "lead")
+        assert ds["streamflow"].attrs["units"] == "mm/d"
+        assert ds["forecast_reference_time"].values == np.datetime64("2014-10-01T08:00", "ns")
+        assert ds["forecast_period"].values.tolist() == [24.0, 48.0, 72.0]  # hours
+        assert ds["time"].dims == ("lead",)
+        assert ds["time"].values[0] == np.datetime64("2014-10-02T08:00", "ns")
+        assert list(ds["station"].values) == list(result.stations)
+        assert ds.attrs["Conventions"] == "CF-1.8" and ds.attrs["model_run_id"] == "abc123"
+        np.testing.assert_array_equal(ds["streamflow"].values, result.values[0])
+    with netCDF4.Dataset(path) as nc:
+        coordinates = nc["streamflow"].coordinates.split()
+        assert {"forecast_reference_time", "forecast_period", "time"} <= set(coordinates)
+        assert nc["forecast_reference_time"].standard_name == "forecast_reference_time"
+        assert nc["forecast_period"].standard_name == "forecast_period" and nc["forecast_period"].units == "hours"
+        assert nc["time"].standard_name == "time" and nc["time"].units.startswith("seconds since 1970-01-01")
+        assert nc["station"].cf_role == "timeseries_id"
+        assert nc["lat"].units == "degrees_north"
+
+
+def test_hindcast_netcdf_has_an_issue_time_dimension(tmp_path: Path) -> None:
+    result = _result(n_issue=4, leads=(0,), step="1h")
+    with xr.open_dataset(write_forecast_netcdf(result, tmp_path / "h.nc")) as ds:
+        assert ds["streamflow"].dims == ("forecast_reference_time", "station", "lead")
+        assert ds["time"].dims == ("forecast_reference_time", "lead")
+        np.testing.assert_array_equal(ds["time"].values[:, 0], result.issue_times)  # lead 0: valid at issue
+        assert ds["forecast_period"].values[0] == 0.0
+
+
+def test_rewrites_are_byte_identical(tmp_path: Path) -> None:
+    result = _result(n_issue=2)
+    first_nc, first_csv = write_forecast_netcdf(result, tmp_path / "f.nc"), write_forecast_csv(result, tmp_path / "f.csv")
+    hashes = _sha(first_nc), _sha(first_csv)
+    time.sleep(1.1)  # a creation time stored at one-second resolution would show up now
+    write_forecast_netcdf(result, tmp_path / "f.nc")
+    write_forecast_csv(result, tmp_path / "f.csv")
+    assert (_sha(first_nc), _sha(first_csv)) == hashes
+    other = _result(n_issue=2, leads=(1, 2, 4))
+    assert _sha(write_forecast_netcdf(other, tmp_path / "g.nc")) != hashes[0]
+
+
+def test_failed_write_keeps_the_previous_file(tmp_path: Path) -> None:
+    path = write_forecast_netcdf(_result(), tmp_path / "f.nc")
+    before = _sha(path)
+    broken = _result()
+    object.__setattr__(broken, "variable", "")  # netCDF4 refuses an empty variable name mid-write
+    with pytest.raises(Exception):
+        write_forecast_netcdf(broken, path)
+    assert _sha(path) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f.nc"]  # no temporary file left behind
+
+
+def test_csv_rows(tmp_path: Path) -> None:
+    result = _result(n_issue=2)
+    with open(write_forecast_csv(result, tmp_path / "f.csv"), newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert tuple(rows[0]) == CSV_COLUMNS
+    assert len(rows) == 2 * 2 * 3  # issue times x forecast stations x leads; the NaN station is left out
+    assert {row["station"] for row in rows} == {"01022500", "01547700"}
+    first = rows[0]
+    assert first == {"station": "01022500", "issue_time": "2014-10-01T08:00:00Z", "lead": "1",
+                     "valid_time": "2014-10-02T08:00:00Z", "value": format_value(result.values[0, 0, 0])}
+    values = np.array([float(row["value"]) for row in rows], dtype=np.float32)
+    np.testing.assert_array_equal(values, result.values[:, :2, :].reshape(-1))  # exact float32 round trip
+
+
+def test_value_format_round_trips_float32() -> None:
+    for value in np.float32([0.1, 1 / 3, 1e-7, 12345.678, -0.0]):
+        assert np.float32(format_value(value)) == value
+    assert format_value(np.float32("nan")) == ""
+
+
+def test_shape_mismatch_is_refused() -> None:
+    with pytest.raises(ValueError, match="issue time, station, lead"):
+        ForecastResult(np.array(["2014-01-01"], "datetime64[ns]"), ("a",), np.array([1, 2]), pd.Timedelta("1D"),
+                       np.zeros((1, 1, 3), np.float32), "q", "mm/d")
