@@ -8,7 +8,8 @@ from pathlib import Path
 from tqdm import tqdm
 
 from hydroseq.config import IngestConfig
-from hydroseq.errors import HydroseqError, InputDataError
+from hydroseq.errors import InputDataError
+from hydroseq.ingest.append import append_to_existing
 from hydroseq.ingest.output import build_dataset, write_dataset
 from hydroseq.ingest.readers import READERS, source_files
 from hydroseq.ingest.report import IngestReport, build_report, print_report, save_report
@@ -26,9 +27,9 @@ def ingest(config: IngestConfig, out: str | Path, workers: int | None = None, sc
     input is unusable is left out and reported; with ``fail`` its error stops the run and nothing
     is written. ``workers`` (a new local dask cluster of that many processes) or ``scheduler`` (an
     existing one) grid the stations in parallel; the file is the same as a serial run's.
-    ``append`` is not supported yet.
+    ``append`` adds the grid steps of this config to the existing ``out`` (see
+    :mod:`hydroseq.ingest.append`).
     """
-    _refuse_unsupported(None, None, append)
     out = Path(out)
     grid = build_grid(config.grid)
     stations = load_stations(config.stations)
@@ -47,6 +48,8 @@ def ingest(config: IngestConfig, out: str | Path, workers: int | None = None, sc
     if not results:
         raise InputDataError(out, "no station could be ingested: " + "; ".join(f"{k}: {v}" for k, v in dropped.items()))
     ds = build_dataset(config, grid, results, files)
+    if append:
+        ds = append_to_existing(out, ds)
     write_dataset(ds, out)
     report = build_report(ds, out, dropped)
     save_report(report)
@@ -107,13 +110,6 @@ def _grid_on_dask(config: IngestConfig, stations: list[Station], plans: dict[str
         else:
             results.append(outcome)
     return results
-
-
-def _refuse_unsupported(workers: int | None, scheduler: str | None, append: bool) -> None:
-    for name, value in (("--workers", workers), ("--scheduler", scheduler), ("--append", append)):
-        if value:
-            raise HydroseqError(f"ingest {name} is not supported yet (dask and appending come in a later "
-                                "issue); run without it")
 
 
 __all__ = ["ingest", "plan_sources"]

@@ -1,0 +1,94 @@
+"""``hydroseq ingest --append``: add newly gridded steps to an existing ingested dataset.
+
+The daily job ingests only a short window (its config's grid covers the last few days) and
+appends it: the raw history is never read again. The existing file is read back (its arrays, not
+the raw sources), the steps from the first new label on are replaced by the new ones, and the
+file is rewritten atomically with recomputed coverage and ``dataset_checksum``. The result is the
+same dataset, value for value and checksum for checksum, as one ingest over the whole period.
+
+Rules: the grid (frequency, time zone, day boundary) and the stations (ids, in order) must be those
+of the existing file, and the new steps must continue it without a gap (they may overlap its tail,
+so that late or revised observations of the last days replace the earlier values).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from hydroseq.errors import InputDataError
+from hydroseq.ingest.output import dataset_checksum
+
+GRID_ATTRIBUTES = ("grid_frequency", "grid_timezone", "grid_day_boundary", "time_label_convention")
+
+
+def append_to_existing(out: str | Path, new: xr.Dataset) -> xr.Dataset:
+    """The existing dataset at ``out`` extended (and its tail overwritten) by ``new``.
+
+    Raises
+    ------
+    InputDataError
+        If ``out`` does not exist or cannot be read, or its grid, stations or variables differ from
+        ``new``'s, or there is a gap between its last step and the first new one.
+    """
+    out = Path(out)
+    if not out.exists():
+        raise InputDataError(out, "--append needs an existing dataset; run the first ingest without --append")
+    try:
+        with xr.open_dataset(out) as opened:
+            old = opened.load()
+    except (OSError, ValueError) as error:
+        raise InputDataError(out, f"cannot open the dataset to append to ({error})") from None
+    _check_compatible(out, old, new)
+    keep = old.isel(time=np.flatnonzero(old["time"].values < new["time"].values[0]))
+    return _combine(keep, new, old.attrs)
+
+
+def _check_compatible(out: Path, old: xr.Dataset, new: xr.Dataset) -> None:
+    for name in GRID_ATTRIBUTES:
+        if str(old.attrs.get(name)) != str(new.attrs.get(name)):
+            raise InputDataError(out, f"{name} is {old.attrs.get(name)!r} in the file but {new.attrs.get(name)!r} "
+                                 "in the config: appending needs the same grid", where=f"global attribute {name}")
+    old_ids, new_ids = [str(s) for s in old["station"].values], [str(s) for s in new["station"].values]
+    if old_ids != new_ids:
+        added, missing = sorted(set(new_ids) - set(old_ids)), sorted(set(old_ids) - set(new_ids))
+        raise InputDataError(out, f"stations differ (new: {added or 'none'}, missing: {missing or 'none'}, or "
+                             "another order): appending needs the same stations; run a full ingest instead")
+    if set(old.data_vars) != set(new.data_vars):
+        raise InputDataError(out, f"variables differ: {sorted(set(old.data_vars) ^ set(new.data_vars))}")
+    step = pd.Timedelta(new.attrs["grid_frequency"])
+    old_times, first_new = old["time"].values, pd.Timestamp(new["time"].values[0])
+    if first_new > pd.Timestamp(old_times[-1]) + step:
+        raise InputDataError(out, f"gap: the file ends at {pd.Timestamp(old_times[-1])} and the new steps start at "
+                             f"{first_new}; widen the config's grid to start earlier", where="time")
+    if first_new <= pd.Timestamp(old_times[0]):
+        raise InputDataError(out, f"the new steps start at {first_new}, not after the file's first step "
+                             f"{pd.Timestamp(old_times[0])}: that is a full ingest, run it without --append")
+
+
+def _combine(keep: xr.Dataset, new: xr.Dataset, old_attrs: dict) -> xr.Dataset:
+    dynamic = [name for name in new.data_vars if "time" in new[name].dims]
+    series = xr.concat([keep[dynamic], new[dynamic]], dim="time", coords="minimal", compat="override",
+                       join="override")
+    combined = new.drop_dims("time").assign({name: series[name] for name in dynamic})
+    combined = combined[list(new.data_vars)]
+    for name in dynamic:
+        combined[name].attrs = dict(new[name].attrs)
+        coverage = np.mean(~np.isnan(combined[name].values), axis=1).astype(np.float32)
+        combined[f"coverage_{name}"] = ("station", coverage, dict(new[f"coverage_{name}"].attrs))
+    combined["time"].attrs = dict(new["time"].attrs)
+    combined.attrs = dict(new.attrs)
+    combined.attrs["source_files"] = _merged_sources(old_attrs.get("source_files"), new.attrs.get("source_files"))
+    combined.attrs["dataset_checksum"] = dataset_checksum(combined)
+    return combined
+
+
+def _merged_sources(old: str | None, new: str | None) -> str:
+    """Provenance of every ingest that contributed: the earlier files first, no duplicates."""
+    entries = json.loads(old or "[]") + json.loads(new or "[]")
+    unique = {(entry["path"], entry["sha256"]): entry for entry in entries}
+    return json.dumps(list(unique.values()))
