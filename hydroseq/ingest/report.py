@@ -108,7 +108,7 @@ def _histogram(report: IngestReport, path: Path) -> None:
     axes.set_xlabel("contiguous record length (grid steps, all variables valid)")
     axes.set_ylabel("number of records")
     axes.set_title(f"{report.output.name}: {len(lengths)} records in {len(report.records)} stations")
-    figure.tight_layout()
+    figure.subplots_adjust(left=0.11, right=0.97, bottom=0.13, top=0.9)  # tight_layout costs ~0.5 s
     with atomic_path(path) as tmp:
         figure.savefig(tmp, format="png", dpi=100)
     plt.close(figure)

@@ -97,8 +97,8 @@ def _check_field_counts(path: Path, data: bytes) -> None:
     newline_positions = np.flatnonzero(raw == ord("\n"))
     ends = np.append(newline_positions, len(raw)) if raw[-1] != ord("\n") else newline_positions
     starts = np.concatenate(([0], ends[:-1] + 1))
-    comma_cumsum = np.concatenate(([0], np.cumsum(raw == ord(","))))
-    commas = comma_cumsum[ends] - comma_cumsum[starts]
+    line_of_comma = np.searchsorted(ends, np.flatnonzero(raw == ord(",")))
+    commas = np.bincount(line_of_comma, minlength=len(ends))[: len(ends)]
     lengths = ends - starts - (raw[np.maximum(ends - 1, 0)] == ord("\r"))
     nonempty = lengths > 0
     wrong = nonempty & (commas != commas[0])
