@@ -109,6 +109,9 @@ class TrainingConfig(StrictModel):
     threads: PositiveInt | None = Field(None, description="torch threads (default: available cores)")
     log_every: PositiveInt = 50
     max_batches_per_epoch: PositiveInt | None = None
+    eval_stride: PositiveInt | None = Field(
+        None, description="per-step evaluation: steps predicted per max_len window (default max_len // 2; "
+                          "1 reads every step from its own full window, max_len times the cost)")
     output_dir: Path = Path("runs/train")
 
 

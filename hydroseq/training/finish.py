@@ -33,8 +33,9 @@ def start_run(config: TrainConfig, data: TrainingData, tracking_uri: str, out_di
     """Create the MLflow run (or reuse ``run_id`` when resuming) and log what is known before training.
 
     A new run gets: the resolved config as params (dotted keys), tags ``git_commit``,
-    ``dataset_checksum``, ``data_path``, ``mode``, and artifacts ``config.yaml``, ``scalers.json``
-    and ``ingest_report.yaml``.
+    ``dataset_checksum``, ``data_path``, ``mode``, and artifacts ``config.yaml``, ``scalers.json``,
+    ``ingest_report.yaml`` and, when the ingest wrote them beside the dataset, its
+    ``<name>.report.*`` / ``<name>.records.png`` files under ``ingest/``.
     """
     experiment_id = tracking.ensure_experiment(config.tracking, tracking_uri)
     if run_id is not None:
@@ -52,6 +53,8 @@ def start_run(config: TrainConfig, data: TrainingData, tracking_uri: str, out_di
     for name, text in files.items():
         write_text_atomic(out_dir / name, text)
         client.log_artifact(run_id, str(out_dir / name))
+    for report in sorted(data.path.parent.glob(f"{data.path.stem}.re*.*")):  # the ingest's report and records plot
+        client.log_artifact(run_id, str(report), "ingest")
     return run_id
 
 

@@ -8,6 +8,7 @@ each epoch: validation (median NSE and KGE over stations), metrics to MLflow, an
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from dataclasses import dataclass, field
@@ -22,11 +23,11 @@ from hydroseq.config import TrainConfig
 from hydroseq.dataset import Scalers
 from hydroseq.model import get_model, masked_mse, nse_loss
 from hydroseq.training import checkpoint as ckpt
+from hydroseq.training import distributed
 from hydroseq.training import tracking
 from hydroseq.training.data import TrainingData, load_training_data
 from hydroseq.training.predict import predict_split
-from hydroseq.training.runtime import (EarlyStopping, lr_factor, peak_memory_mb, resolve_device, resolve_lstm_path,
-                                       set_threads)
+from hydroseq.training.runtime import EarlyStopping, lr_factor, peak_memory_mb, resolve_lstm_path, set_threads
 from hydroseq.training.finish import finish_run, start_run
 from hydroseq.training.scoring import scaled_mse, score_stations, summarise
 from hydroseq.training.summary import print_training_summary
@@ -51,10 +52,13 @@ def train(config: TrainConfig, data_path: str | Path | None = None, resume: bool
 
     ``resume`` continues from ``<output_dir>/last.pt`` (same MLflow run, same scalers, generator
     states restored), so a killed run ends with the same weights as an uninterrupted one.
+    Under ``torchrun`` every process trains its share of each epoch with DDP and only rank 0 logs
+    and writes checkpoints (see :mod:`hydroseq.training.distributed`).
     """
     cfg = config.training
-    device = resolve_device(cfg.device)
     set_threads(cfg)
+    ddp = distributed.setup(cfg)  # under torchrun: process group, this rank's device and share of the cores
+    device = ddp.device
     out_dir = Path(cfg.output_dir)
     state = ckpt.load_checkpoint(out_dir / "last.pt") if resume else None
     scalers = Scalers.from_dict(json.loads(state["scalers"])) if state else None
@@ -65,7 +69,8 @@ def train(config: TrainConfig, data_path: str | Path | None = None, resume: bool
     optimizer = torch.optim.Adam(model.parameters(), lr=cfg.learning_rate)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lr_factor(cfg))
     stopper = EarlyStopping(cfg.patience)
-    loader = make_loader(data.train_set, config.batching, shuffle=True, seed=cfg.seed)
+    loader = make_loader(data.train_set, config.batching, shuffle=True, seed=cfg.seed,
+                         num_replicas=ddp.world_size, rank=ddp.rank)
     history: list[dict[str, float]] = []
     if state:
         model.load_state_dict(state["model_state"])
@@ -75,18 +80,24 @@ def train(config: TrainConfig, data_path: str | Path | None = None, resume: bool
             group["lr"] = base_lr * lr_factor(cfg)(state["epoch"])
         stopper.load_state_dict(state["early_stopping"])
         history = list(state["history"])
-        ckpt.restore_rng_states(state["rng"])
+        ckpt.restore_rng_states(ddp.own_rng_state(state))
+    trained = ddp.wrap(model)  # DDP averages gradients over ranks; `model` stays the plain module
     uri = tracking.resolve_tracking_uri(config.tracking, tracking_uri)
-    run_id = start_run(config, data, uri, out_dir, run_id=state["run_id"] if state else None)
-    with tracking.use_tracking_uri(uri), mlflow.start_run(run_id=run_id):
+    run_id = ddp.from_main(lambda: start_run(config, data, uri, out_dir, run_id=state["run_id"] if state else None))
+    with tracking.use_tracking_uri(uri), (mlflow.start_run(run_id=run_id) if ddp.is_main else contextlib.nullcontext()):
         for epoch in range(state["epoch"] if state else 0, cfg.epochs):
             loader.sampler.set_epoch(epoch)
-            metrics = train_one_epoch(model, optimizer, loader, data, config, device, epoch)
+            metrics = train_one_epoch(trained, optimizer, loader, data, config, device, epoch)
             scheduler.step()
             metrics.update(validate(model, data, config, device))
+            metrics = ddp.combine_metrics(metrics)
             improved = stopper.update(metrics["val_median_nse"], epoch)
             history.append({"epoch": epoch, **metrics})
-            mlflow.log_metrics(metrics, step=epoch)
+            if ddp.is_main:
+                mlflow.log_metrics(metrics, step=epoch)
+            print(f"epoch {epoch}: train loss {metrics['train_loss']:.4f}, val median NSE "
+                  f"{metrics['val_median_nse']:.3f}, {metrics['valid_timesteps_per_s']:,.0f} valid steps/s, "
+                  f"{metrics['epoch_seconds']:.0f} s", flush=True)
             checkpoint = {
                 "model_state": model.state_dict(), "optimizer_state": optimizer.state_dict(),
                 "scheduler_state": scheduler.state_dict(), "epoch": epoch + 1,
@@ -94,15 +105,19 @@ def train(config: TrainConfig, data_path: str | Path | None = None, resume: bool
                 "config": config.model_dump(mode="json"), "feature_names": data.feature_names,
                 "n_features": len(data.feature_names), "n_outputs": data.n_outputs, "mode": config.data.mode,
                 "scalers": json.dumps(data.scalers.to_dict()), "history": history, "run_id": run_id,
+                "rng_by_rank": ddp.all_gather(ckpt.rng_states()),
             }
-            ckpt.save_checkpoint(out_dir / "last.pt", checkpoint)
-            if improved:
+            if ddp.is_main:
+                ckpt.save_checkpoint(out_dir / "last.pt", checkpoint)
+            if improved and ddp.is_main:
                 ckpt.save_checkpoint(out_dir / "best.pt", checkpoint)
             if stopper.should_stop:
                 print(f"early stopping after epoch {epoch}: no better validation median NSE for {cfg.patience} epochs")
                 break
-        finish_run(config, data, out_dir, device)
-    print_training_summary(history, stopper, run_id, uri, out_dir)
+        if ddp.is_main:
+            finish_run(config, data, out_dir, device)
+    if ddp.is_main:
+        print_training_summary(history, stopper, run_id, uri, out_dir)
     return TrainResult(run_id, uri, out_dir, stopper.best_epoch, stopper.best_nse,
                        int(history[-1]["epoch"]) + 1 if history else 0, history)
 
@@ -152,7 +167,7 @@ def train_one_epoch(model: torch.nn.Module, optimizer: torch.optim.Optimizer, lo
 def validate(model: torch.nn.Module, data: TrainingData, config: TrainConfig, device: torch.device) -> dict[str, float]:
     """Validation loss (MSE of the scaled target) and median NSE / KGE over stations (first lead)."""
     prediction = predict_split(model, data.station_data, data.scalers, config.data, "validation", device,
-                               batch_size=config.batching.batch_size)
+                               batch_size=config.batching.batch_size, stride=config.training.eval_stride)
     scores = summarise(score_stations(prediction.obs, prediction.sim[0], list(data.station_data.station_ids)))
     return {"val_loss": scaled_mse(prediction.sim_scaled, prediction.obs_scaled[None]),
             "val_median_nse": scores["median_nse"], "val_median_kge": scores["median_kge"]}

@@ -62,7 +62,8 @@ def report_split(model: LSTMModel, station_data: StationData, scalers: Scalers, 
     """Predict ``split``, score model and baselines per station, write a CSV and a few hydrographs."""
     out_dir = Path(out_dir)
     prediction = predict_split(model, station_data, scalers, config.data, split, device,
-                               batch_size=config.batching.batch_size, show_progress=True)
+                               batch_size=config.batching.batch_size, stride=config.training.eval_stride,
+                               show_progress=True)
     station_ids = list(station_data.station_ids)
     frames, summary = [], {}
     for row, lead in enumerate(prediction.leads):
