@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# The daily forecast job: incremental ingest -> forecast -> publish.
+#
+#   pipelines/daily_forecast.sh [ISSUE_DATE]      (default: yesterday, UTC calendar)
+#
+# ISSUE_DATE is a local day of the grid: the forecast uses the data up to the end of that day.
+# Configuration (environment; defaults are the container's layout, see pipelines/README.md):
+#   HYDROSEQ_INGEST_CONFIG  ingest config whose sources hold the newest raw files [configs/ingest_caravan_daily.yaml]
+#   HYDROSEQ_DATA           ingested dataset the new days are appended to          [data/ingested.nc]
+#   HYDROSEQ_MODEL          exported model directory                               [runs/model]
+#   HYDROSEQ_PUBLISH_DIR    where forecasts are published                          [forecasts]
+#   HYDROSEQ_WORK_DIR       scratch space                                          [runs/daily]
+#   HYDROSEQ_OVERLAP_DAYS   recent days re-ingested to pick up late observations   [3]
+#   HYDROSEQ / PYTHON       the hydroseq command and its Python                    [hydroseq / python3]
+#
+# Exit status (for the scheduler):
+#   0  published                       10  bad usage or setup (missing model, data, config)
+#   20 incremental ingest failed       30  forecast failed (bad input, see the log)
+#   31 no station could be forecast    40  publishing failed
+#   50 another run holds the lock
+set -uo pipefail
+
+ISSUE_DATE=${1:-$(date -u -d yesterday +%F)}
+INGEST_CONFIG=${HYDROSEQ_INGEST_CONFIG:-configs/ingest_caravan_daily.yaml}
+DATA=${HYDROSEQ_DATA:-data/ingested.nc}
+MODEL=${HYDROSEQ_MODEL:-runs/model}
+PUBLISH_DIR=${HYDROSEQ_PUBLISH_DIR:-forecasts}
+WORK_DIR=${HYDROSEQ_WORK_DIR:-runs/daily}
+OVERLAP_DAYS=${HYDROSEQ_OVERLAP_DAYS:-3}
+HYDROSEQ=${HYDROSEQ:-hydroseq}
+PYTHON=${PYTHON:-python3}
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+log() { printf '%s daily_forecast %s: %s\n' "$(date -u +%FT%TZ)" "$ISSUE_DATE" "$*" >&2; }
+fail() { log "FAILED ($1): $2"; exit "$1"; }
+
+check_setup() {
+    [[ $ISSUE_DATE =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}$ ]] || fail 10 "issue date '$ISSUE_DATE' is not YYYY-MM-DD"
+    [[ -f $INGEST_CONFIG ]] || fail 10 "ingest config $INGEST_CONFIG not found"
+    [[ -f $DATA ]] || fail 10 "dataset $DATA not found: run the first full ingest (hydroseq ingest) once"
+    [[ -f $MODEL/metadata.json ]] || fail 10 "no exported model in $MODEL (hydroseq export)"
+    mkdir -p "$WORK_DIR" "$PUBLISH_DIR" || fail 10 "cannot create $WORK_DIR or $PUBLISH_DIR"
+}
+
+take_lock() {
+    exec 9>"$WORK_DIR/.lock"
+    if command -v flock >/dev/null; then
+        flock -n 9 || fail 50 "another daily run holds $WORK_DIR/.lock"
+    fi
+}
+
+incremental_ingest() {
+    local window_yaml="$WORK_DIR/ingest_window.yaml" window
+    window=$("$PYTHON" "$HERE/window_config.py" "$INGEST_CONFIG" "$DATA" "$ISSUE_DATE" "$OVERLAP_DAYS" \
+        "$window_yaml") || fail 20 "cannot derive the ingest window"
+    log "ingesting local days ${window/ / .. } into $DATA"
+    "$HYDROSEQ" ingest --config "$window_yaml" --out "$DATA" --append >&2 || fail 20 "hydroseq ingest --append"
+}
+
+forecast() {
+    local status=0
+    "$HYDROSEQ" forecast --model "$MODEL" --data "$DATA" --issue-time "$ISSUE_DATE" \
+        --out "$WORK_DIR/forecast_$ISSUE_DATE.nc" >&2 || status=$?
+    case $status in
+        0) ;;
+        1) fail 31 "no station could be forecast (reasons above)" ;;
+        *) fail 30 "hydroseq forecast exited with $status" ;;
+    esac
+}
+
+publish_file() {  # publish_file SOURCE NAME: copy beside the target, then rename over it (atomic)
+    local staging="$PUBLISH_DIR/.$2.$$"
+    install -m 0644 "$1" "$staging" && mv -f "$staging" "$PUBLISH_DIR/$2"
+}
+
+publish() {
+    local name suffix
+    for suffix in nc csv; do
+        name="forecast_$ISSUE_DATE.$suffix"
+        publish_file "$WORK_DIR/$name" "$name" || fail 40 "cannot publish $name to $PUBLISH_DIR"
+        ln -sfn "$name" "$PUBLISH_DIR/.latest.$suffix.$$" \
+            && mv -fT "$PUBLISH_DIR/.latest.$suffix.$$" "$PUBLISH_DIR/latest.$suffix" \
+            || fail 40 "cannot point $PUBLISH_DIR/latest.$suffix at $name"
+    done
+    log "published $PUBLISH_DIR/forecast_$ISSUE_DATE.nc and .csv (latest.nc, latest.csv point to them)"
+}
+
+check_setup
+take_lock
+incremental_ingest
+forecast
+publish
+exit 0
