@@ -51,9 +51,14 @@ class Protocol:
     seq_length
         Input length of one NeuralHydrology sample, and hydroseq's ``max_len``.
     epochs
-        Number of passes over the training samples.
+        Epochs of NeuralHydrology and of hydroseq's sequence mode (one sample per target day).
+    per_step_epochs
+        Epochs of hydroseq's per-step mode (one sample per year-long chunk: an epoch is about
+        365 times fewer samples, so it takes more of them).
     max_updates_per_epoch
-        Cap on optimiser steps per epoch (quick mode only), ``None`` for full epochs.
+        Cap on optimiser steps per epoch for the one-sample-per-day tools (NeuralHydrology,
+        hydroseq sequence): an "epoch" is then a random share of the samples, which gives the
+        time-to-accuracy curve more points. ``None`` for full epochs.
     threads
         torch intra-op threads for both tools.
     """
@@ -70,6 +75,7 @@ class Protocol:
     batch_size: int = 256
     learning_rate: float = 1e-3
     epochs: int = 30
+    per_step_epochs: int = 100
     max_updates_per_epoch: int | None = None
     seed: int = 0
     threads: int = field(default_factory=lambda: default_threads())
@@ -115,6 +121,7 @@ def quick_protocol() -> Protocol:
         test=Span(dt.date(2005, 10, 1), dt.date(2006, 3, 31)),
         static_inputs=hydroseq_static_inputs(),
         epochs=1,
+        per_step_epochs=1,
         max_updates_per_epoch=2,
         name="quick",
     )

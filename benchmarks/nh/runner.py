@@ -1,15 +1,12 @@
 """Run NeuralHydrology in its own venv as a child process and collect what it measured.
 
-The child is ``benchmarks/nh/driver.py`` under the NeuralHydrology interpreter. Peak memory is the
-child's maximum resident set size as the kernel reports it when the child is reaped
-(``os.wait4``), so it covers the whole run including data loading and testing.
+The child is ``benchmarks/nh/driver.py`` under the NeuralHydrology interpreter; its peak memory
+comes from :func:`benchmarks.child.run_child`.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +17,8 @@ import xarray as xr
 
 from benchmarks.nh.config import nh_config, write_nh_config
 from benchmarks.nh.convert import convert_caravan
+from benchmarks.child import ChildTimeout, log_tail, run_child, thread_environment
+from benchmarks.measures import EpochPoint, ToolRun, score_series
 from benchmarks.protocol import CARAVAN_DIR, Protocol
 
 DRIVER = Path(__file__).with_name("driver.py")
@@ -72,38 +71,6 @@ def prepare(protocol: Protocol, work_dir: Path, caravan_dir: Path = CARAVAN_DIR)
     return write_nh_config(config, work_dir / "nh_config.yml")
 
 
-def thread_environment(threads: int) -> dict[str, str]:
-    """The current environment with every thread pool limited to ``threads``."""
-    env = dict(os.environ)
-    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS"):
-        env[name] = str(threads)
-    return env
-
-
-def run_child(command: list[str], env: dict[str, str], log_path: Path, timeout_s: float | None) -> tuple[int, float]:
-    """Run ``command`` with output to ``log_path``; return (exit status, peak RSS in MiB).
-
-    Raises
-    ------
-    NHRunError
-        If the child runs past ``timeout_s`` (it is killed).
-    """
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    with log_path.open("w") as log:
-        child = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
-        deadline = None if timeout_s is None else time.monotonic() + timeout_s
-        while True:
-            pid, status, usage = os.wait4(child.pid, os.WNOHANG)
-            if pid:
-                child.returncode = os.waitstatus_to_exitcode(status)
-                return child.returncode, usage.ru_maxrss / 1024
-            if deadline is not None and time.monotonic() > deadline:
-                child.kill()
-                child.wait()
-                raise NHRunError(f"NeuralHydrology ran past {timeout_s:.0f} s; log: {log_path}")
-            time.sleep(0.05)
-
-
 def run_nh(protocol: Protocol, work_dir: Path, python: Path, timeout_s: float | None = None,
            caravan_dir: Path = CARAVAN_DIR) -> NHResult:
     """Convert, configure, train, validate and test NeuralHydrology; parse its outputs.
@@ -118,11 +85,14 @@ def run_nh(protocol: Protocol, work_dir: Path, python: Path, timeout_s: float | 
     command = [str(python), str(DRIVER), "--config", str(config_path),
                "--threads", str(protocol.threads), "--out", str(out)]
     start = time.perf_counter()
-    status, peak_mib = run_child(command, thread_environment(protocol.threads), work_dir / "nh.log", timeout_s)
+    log = work_dir / "nh.log"
+    try:
+        status, peak_mib = run_child(command, thread_environment(protocol.threads), log, timeout_s)
+    except ChildTimeout as error:
+        raise NHRunError(str(error)) from None
     wall = time.perf_counter() - start
     if status != 0:
-        tail = (work_dir / "nh.log").read_text()[-3000:]
-        raise NHRunError(f"NeuralHydrology exited with status {status}:\n{tail}")
+        raise NHRunError(f"NeuralHydrology exited with status {status}:\n{log_tail(log)}")
     return collect(out, peak_mib, wall, protocol.seq_length)
 
 
@@ -174,3 +144,24 @@ def validation_medians(run_dir: Path, epoch: int) -> dict[str, float]:
     table = read_metrics(run_dir, "validation", epoch)
     return {"validation_median_nse": float(np.nanmedian(table["NSE"])),
             "validation_median_kge": float(np.nanmedian(table["KGE"]))}
+
+
+def as_tool_run(result: NHResult) -> ToolRun:
+    """The report's view of a NeuralHydrology run; test scores recomputed with hydroseq's metrics.
+
+    NeuralHydrology's own per-basin NSE is kept in the notes as a cross-check of the recomputation.
+    """
+    epochs = tuple(
+        EpochPoint(epoch=e.epoch, train_s=e.train_s, samples=e.samples, valid_steps=e.samples * result.seq_length,
+                   target_steps=e.samples, validation_s=e.validation_s, validation_median_nse=e.validation_median_nse)
+        for e in result.epochs
+    )
+    predictions = result.test_predictions
+    scores = score_series(predictions["obs"].to_numpy(), predictions["sim"].to_numpy())
+    own = float(np.nanmedian(result.test_metrics["NSE"]))
+    notes = (f"NeuralHydrology {result.versions['neuralhydrology']}, torch {result.versions['torch']}",
+             f"test median NSE as NeuralHydrology computes it: {own:.4f}",
+             f"import of torch + neuralhydrology: {result.import_s:.1f} s (not counted as data loading)")
+    return ToolRun(name="NeuralHydrology CudaLSTM", data_loading_s=result.data_loading_s, epochs=epochs,
+                   peak_rss_mib=result.peak_rss_mib, test=scores, test_epoch=result.test_epoch,
+                   wall_s=result.wall_s, notes=notes)
