@@ -32,11 +32,13 @@ def print_summary(result: ForecastResult, n_forecast: int, outputs: list[Path], 
         console.print(skipped)
 
 
-def print_scores(scores: HindcastScores, path: Path, console: Console) -> None:
-    """Median NSE and KGE over stations, per lead (every station's scores are in ``path``)."""
-    table = Table(title="hindcast scores (median over stations)", caption=f"per station: {path}")
+def print_scores(scores: HindcastScores, paths: list[Path], console: Console) -> None:
+    """Median NSE and KGE over stations, per lead (every station's scores are in ``paths``)."""
+    table = Table(title="hindcast scores (median over stations)")
     for column in ("lead", "stations", "NSE", "KGE"):
         table.add_column(column, justify="right")
     for lead, count, nse_median, kge_median in scores.medians():
         table.add_row(str(lead), str(count), f"{nse_median:.3f}", f"{kge_median:.3f}")
     console.print(table)
+    for path in paths:
+        console.print(f"per station: {path}", soft_wrap=True)

@@ -22,6 +22,7 @@ from hydroseq.forecast.features import (feature_names, gather_windows, history_l
 from hydroseq.forecast.hindcast import score_hindcast, write_scores_csv
 from hydroseq.forecast.issue_time import GridClock, label_index_at_or_before, parse_issue_times
 from hydroseq.forecast.netcdf_writer import write_forecast_netcdf
+from hydroseq.forecast.plots import plot_hindcast
 from hydroseq.forecast.report import print_scores, print_summary
 from hydroseq.forecast.result import ForecastResult
 
@@ -94,9 +95,11 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
     outputs = [write_forecast_netcdf(result, target), write_forecast_csv(result, target.with_suffix(".csv"))]
     print_summary(result, n_forecast, outputs, console)
     if plan.is_range:
-        scores = score_hindcast(result, _observed(data.target, local_ends, result.leads))
-        scores_path = write_scores_csv(scores, target.with_name(f"{target.stem}_scores.csv"))
-        print_scores(scores, scores_path, console)
+        observed = _observed(data.target, local_ends, result.leads)
+        scores = score_hindcast(result, observed)
+        extra = [write_scores_csv(scores, target.with_name(f"{target.stem}_scores.csv")),
+                 plot_hindcast(result, observed, scores, target.with_name(f"{target.stem}_scores.png"))]
+        print_scores(scores, extra, console)
     return EXIT_OK
 
 

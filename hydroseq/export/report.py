@@ -1,0 +1,25 @@
+"""The table ``hydroseq export`` prints: what was written and how closely it matches torch."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from hydroseq.export.metadata import METADATA_FILE, ExportMetadata
+
+
+def print_export_summary(metadata: ExportMetadata, out_dir: Path, console: Console | None = None) -> None:
+    """Run, input contract, parity and the files of an exported model directory."""
+    table = Table(title=f"exported model: {out_dir}", show_header=False)
+    table.add_row("training run", metadata.run_id or "(checkpoint without run id)")
+    shape = f"x[batch, {metadata.seq_len}, {len(metadata.feature_names)}] right-padded, lengths[batch]"
+    table.add_row("input", escape(shape))
+    table.add_row("mode, leads", escape(f"{metadata.mode}, {metadata.leads} grid steps of {metadata.grid_frequency}"))
+    table.add_row("onnxruntime vs torch", f"max |difference| {metadata.parity_max_abs_diff:.2e} (opset {metadata.opset})")
+    for name, digest in metadata.files.items():
+        table.add_row(name, f"sha256 {digest[:16]}...")
+    table.add_row(METADATA_FILE, "feature order, scalers, grid, provenance, checksums")
+    (console or Console()).print(table)

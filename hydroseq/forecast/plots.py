@@ -1,0 +1,59 @@
+"""Hindcast figure: skill per lead over stations, and hydrographs of the best, median and worst station."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from hydroseq.fileio import atomic_path  # noqa: E402
+from hydroseq.forecast.hindcast import HindcastScores  # noqa: E402
+from hydroseq.forecast.result import ForecastResult  # noqa: E402
+
+NSE_FLOOR = -1.0  # lower NSE values are drawn at the floor so one bad station does not squash the plot
+
+
+def plot_hindcast(result: ForecastResult, observed: np.ndarray, scores: HindcastScores, path: str | Path) -> Path:
+    """Write a PNG: NSE per lead (box over stations) and three hydrographs at the first lead.
+
+    The hydrographs show the stations with the best, median and worst NSE at the first lead,
+    forecast against observed, by valid time.
+    """
+    path = Path(path)
+    figure, axes = plt.subplots(1, 4, figsize=(18, 4), gridspec_kw={"width_ratios": [1, 2, 2, 2]})
+    _skill_boxes(axes[0], scores)
+    for axis, (label, station) in zip(axes[1:], _picked_stations(scores)):
+        valid = result.valid_times[:, 0]
+        axis.plot(valid, observed[:, station, 0], color="black", linewidth=1, label="observed")
+        axis.plot(valid, result.values[:, station, 0], color="tab:blue", linewidth=1, label="forecast")
+        axis.set_title(f"{label}: {result.stations[station]} (NSE {scores.nse[station, 0]:.2f})")
+        axis.set_ylabel(f"{result.variable} [{result.units}]")
+        axis.tick_params(axis="x", labelrotation=30)
+    axes[1].legend(loc="upper right")
+    figure.suptitle(f"hindcast, lead {int(result.leads[0])} step(s)")
+    figure.tight_layout()
+    with atomic_path(path) as tmp:
+        figure.savefig(tmp, format="png", dpi=90, metadata={"Software": None})
+    plt.close(figure)
+    return path
+
+
+def _skill_boxes(axis: plt.Axes, scores: HindcastScores) -> None:
+    data = [np.maximum(column[np.isfinite(column)], NSE_FLOOR) for column in scores.nse.T]
+    axis.boxplot(data, tick_labels=[str(int(lead)) for lead in scores.leads])
+    axis.set_xlabel("lead (grid steps)")
+    axis.set_ylabel(f"NSE over stations (floored at {NSE_FLOOR:g})")
+    axis.axhline(0.0, color="grey", linewidth=0.5)
+
+
+def _picked_stations(scores: HindcastScores) -> list[tuple[str, int]]:
+    first = scores.nse[:, 0]
+    finite = np.flatnonzero(np.isfinite(first))
+    if not finite.size:
+        return []
+    order = finite[np.argsort(first[finite])]
+    return [("best", int(order[-1])), ("median", int(order[len(order) // 2])), ("worst", int(order[0]))]
