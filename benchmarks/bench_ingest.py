@@ -15,6 +15,9 @@ are not identical. Measured in the same run, after one warm-up:
   dask cluster would share out), without writing anything;
 * ``hydroseq ingest``: the whole :func:`hydroseq.ingest.ingest` (plan, read, validate, convert,
   grid with coverage, write NetCDF, report files) to a daily grid with a 09:00 day boundary.
+* ``dask, N workers`` (``--workers``, default 1 and 2): the same ingest on a running local dask
+  cluster of N single-threaded worker processes, started as ``hydroseq ingest --workers N``
+  starts it (its start-up is reported apart, with the workers' peak resident memory).
 
 Medians of ``--repeats`` runs; the ratio is ingest time / pandas time.
 """
@@ -102,12 +105,29 @@ def grid_only(config: IngestConfig) -> None:
         ingest_station(station, plans[station.id], grid)
 
 
+def dask_ingest(config: IngestConfig, folder: Path, workers: int, repeats: int) -> dict[str, float]:
+    """Median ingest seconds on a local cluster of ``workers`` processes started as ``--workers``
+    starts it, its start-up seconds, and the largest peak resident memory of a worker (MiB)."""
+    import resource
+
+    from hydroseq.ingest.distributed import dask_client
+
+    start = time.perf_counter()
+    with dask_client(workers=workers) as client:
+        startup = time.perf_counter() - start
+        seconds = median_seconds(lambda: ingest(config, folder / "out" / f"dask{workers}.nc",
+                                                scheduler=client.scheduler.address, progress=False), repeats)
+        peaks = client.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    return {"seconds": seconds, "startup_s": startup, "worker_peak_rss_mib": max(peaks.values())}
+
+
 def main() -> None:
     """Run the benchmark and print (and optionally save) the figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--stations", type=int, default=24)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
+    parser.add_argument("--workers", type=int, nargs="*", default=[1, 2], help="dask runs (none: --workers)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)
@@ -116,19 +136,26 @@ def main() -> None:
         baseline = median_seconds(lambda: pandas_read(folder), args.repeats)
         core = median_seconds(lambda: grid_only(config), args.repeats)
         full = median_seconds(lambda: ingest(config, folder / "out" / "bench.nc", progress=False), args.repeats)
+        on_dask = {n: dask_ingest(config, folder, n, args.repeats) for n in args.workers}
     figures = {"stations": args.stations, "hours_per_station": observations // (2 * args.stations),
                "observations": observations, "repeats": args.repeats,
                "pandas_read_s": round(baseline, 3), "grid_only_s": round(core, 3), "ingest_s": round(full, 3),
                "pandas_obs_per_s": round(observations / baseline), "ingest_obs_per_s": round(observations / full),
-               "ingest_over_pandas": round(full / baseline, 2)}
+               "ingest_over_pandas": round(full / baseline, 2),
+               "dask": {str(n): {key: round(value, 3) for key, value in run.items()} for n, run in on_dask.items()}}
     table = Table(title=f"ingest: {args.stations} stations x 10 years hourly -> daily (median of {args.repeats})")
     for column in ("what", "seconds", "observations / s"):
         table.add_column(column, justify="right")
     table.add_row("pandas read_csv + parse times", f"{baseline:.2f}", f"{observations / baseline:,.0f}")
     table.add_row("hydroseq per-station gridding", f"{core:.2f}", f"{observations / core:,.0f}")
     table.add_row("hydroseq ingest (all of it)", f"{full:.2f}", f"{observations / full:,.0f}")
+    for n, run in on_dask.items():
+        table.add_row(f"ingest on dask, {n} worker(s)", f"{run['seconds']:.2f}", f"{observations / run['seconds']:,.0f}")
     Console().print(table)
     print(f"gridding / pandas = {core / baseline:.2f}, ingest / pandas = {full / baseline:.2f}")
+    for n, run in on_dask.items():
+        print(f"dask {n} worker(s): serial / dask = {full / run['seconds']:.2f}, cluster start-up "
+              f"{run['startup_s']:.1f} s, worker peak RSS {run['worker_peak_rss_mib']:.0f} MiB")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(figures, indent=1))

@@ -45,9 +45,10 @@ class StepSizes:
     padding_batches: int
     overhead_batches: int
     repeats: int
+    max_batch_samples: int | None = None
 
 
-QUICK_STEPS = StepSizes(padding_batches=1, overhead_batches=2, repeats=2)
+QUICK_STEPS = StepSizes(padding_batches=1, overhead_batches=1, repeats=1, max_batch_samples=32)
 FULL_STEPS = StepSizes(padding_batches=6, overhead_batches=6, repeats=3)
 
 
@@ -62,20 +63,38 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
                              "setup = create it if missing; skip = hydroseq only")
     parser.add_argument("--threads", type=int, default=None, help="torch threads for every tool (default: all cores)")
     parser.add_argument("--modes", default="per_step,sequence", help="hydroseq modes to train")
+    parser.add_argument("--epochs", type=int, default=None, help="epochs of NeuralHydrology and hydroseq sequence")
+    parser.add_argument("--per-step-epochs", type=int, default=None, help="epochs of hydroseq per-step")
+    parser.add_argument("--updates-per-epoch", type=int, default=None,
+                        help="cap on updates per epoch of the one-sample-per-day tools (0: whole epochs)")
     parser.add_argument("--timeout", type=float, default=None, help="seconds allowed per training child")
     return parser.parse_args(argv)
 
 
-def nh_interpreter(choice: str, quick: bool) -> tuple[Path | None, str | None]:
+def with_overrides(protocol: Protocol, args: argparse.Namespace) -> Protocol:
+    """The protocol with the command line's thread, epoch and update settings applied."""
+    changes: dict[str, int | None] = {}
+    if args.threads:
+        changes["threads"] = args.threads
+    if args.epochs:
+        changes["epochs"] = args.epochs
+    if args.per_step_epochs:
+        changes["per_step_epochs"] = args.per_step_epochs
+    if args.updates_per_epoch is not None:
+        changes["max_updates_per_epoch"] = args.updates_per_epoch or None
+    return dataclasses.replace(protocol, **changes)
+
+
+def nh_interpreter(choice: str, quick: bool, venv: Path = nh_venv.DEFAULT_VENV) -> tuple[Path | None, str | None]:
     """NeuralHydrology's python, or ``None`` and the reason the NH half is skipped."""
     if choice == "skip":
         return None, "NeuralHydrology skipped on request (--nh skip)"
-    if nh_venv.is_ready():
-        return nh_venv.venv_python(), None
+    if nh_venv.is_ready(venv):
+        return nh_venv.venv_python(venv), None
     if quick and choice == "auto":
         return None, ("NeuralHydrology skipped: its venv (benchmarks/.nh-venv) does not exist and creating it takes "
                       "1-1.5 minutes on 2 cores; run `python -m benchmarks.nh.venv` or pass --nh setup")
-    return nh_venv.create_nh_venv(), None
+    return nh_venv.create_nh_venv(venv), None
 
 
 def ingest_dataset(work_dir: Path) -> tuple[Path, float]:
@@ -121,7 +140,8 @@ def step_benchmarks(protocol: Protocol, data_path: Path, work_dir: Path, modes: 
         config = hydroseq_config(protocol, mode, data_path, work_dir / "steps")
         data = load_training_data(config)
         if mode == ("sequence" if "sequence" in modes else modes[0]):
-            padding = measure_padding(config, data.train_set, data.station_std, sizes.padding_batches, sizes.repeats)
+            padding = measure_padding(config, data.train_set, data.station_std, sizes.padding_batches, sizes.repeats,
+                                      max_batch_samples=sizes.max_batch_samples)
         overhead.append(measure_overhead(config, data.train_set, data.station_std, sizes.overhead_batches,
                                          sizes.repeats))
     return padding, overhead
@@ -186,8 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     """Command line entry point; see the module docstring."""
     args = _parse_args(argv)
     protocol = quick_protocol() if args.quick else full_protocol()
-    if args.threads:
-        protocol = protocol.with_threads(args.threads)
+    protocol = with_overrides(protocol, args)
     modes = [mode.strip() for mode in args.modes.split(",") if mode.strip()]
     nh_python, reason = nh_interpreter(args.nh, args.quick)
     skipped = [reason] if reason else []

@@ -101,13 +101,21 @@ def all_basins(caravan_dir: Path = CARAVAN_DIR) -> tuple[str, ...]:
 
 
 def full_protocol(caravan_dir: Path = CARAVAN_DIR) -> Protocol:
-    """The issue's protocol: all bundled basins, the water-year split, 30 epochs."""
+    """The issue's protocol (all bundled basins, the water-year split), sized for 2 shared CPU cores.
+
+    A whole NeuralHydrology epoch over 31 basins x 20 years is about 226,000 samples, 10-20 minutes
+    on 2 cores; so an epoch here is capped at 50 updates (12,800 random samples) and there are 8
+    of them. ``python -m benchmarks.compare --epochs 30 --updates-per-epoch 0`` runs whole epochs.
+    """
     return Protocol(
         basins=all_basins(caravan_dir),
         train=Span(dt.date(1981, 10, 1), dt.date(2001, 9, 30)),
         validation=Span(dt.date(2001, 10, 1), dt.date(2005, 9, 30)),
         test=Span(dt.date(2005, 10, 1), dt.date(2014, 9, 30)),
         static_inputs=hydroseq_static_inputs(),
+        epochs=8,
+        per_step_epochs=60,
+        max_updates_per_epoch=50,
         name="full",
     )
 

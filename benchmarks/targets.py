@@ -43,7 +43,7 @@ def time_to_accuracy(hydroseq: ToolRun, reference: ToolRun) -> TargetCheck:
                        ratio <= TIME_TO_ACCURACY_RATIO)
 
 
-def test_accuracy(hydroseq: ToolRun, reference: ToolRun) -> TargetCheck:
+def accuracy_check(hydroseq: ToolRun, reference: ToolRun) -> TargetCheck:
     """hydroseq's test median NSE is at least the reference's."""
     target = f"{hydroseq.name}: test median NSE >= {reference.name}'s"
     measured = f"{hydroseq.test.median_nse:.3f} vs {reference.test.median_nse:.3f}"
@@ -71,7 +71,7 @@ def check_all(runs: list[ToolRun], reference_name: str, overhead: list[OverheadR
     checks: list[TargetCheck] = []
     for run in runs:
         if reference is not None and run is not reference:
-            checks += [time_to_accuracy(run, reference), test_accuracy(run, reference)]
+            checks += [time_to_accuracy(run, reference), accuracy_check(run, reference)]
     if reference is None:
         checks.append(TargetCheck(f"comparison with {reference_name}", "its run was skipped", None))
     checks += [pipeline_overhead(run) for run in overhead]
