@@ -44,20 +44,22 @@ def slot_counts(lengths: np.ndarray, batches: list[np.ndarray], packed: bool) ->
 
 
 def measure_padding(config: TrainConfig, dataset: SequenceDataset, station_std: torch.Tensor, n_batches: int,
-                    repeats: int, packed_batches: int = 1, max_batch_samples: int | None = None) -> list[PaddingRun]:
+                    repeats: int, packed_batches: int = 1, max_batch_samples: int | None = None,
+                    packed_batch_samples: int | None = None) -> list[PaddingRun]:
     """Throughput of each strategy in :data:`STRATEGIES` on the training samples of ``dataset``.
 
     The padding share is counted over the whole epoch; the time over the epoch's first
     ``n_batches`` batches (``packed_batches`` for the packed path, whose CPU backward is slow),
-    each cut to its first ``max_batch_samples`` samples if given (quick mode: a smoke test).
+    each cut to its first ``max_batch_samples`` samples if given (quick mode: a smoke test) and,
+    for the packed path, to ``packed_batch_samples``.
     """
     lengths, seed, runs = dataset.lengths, config.training.seed, []
     for strategy in STRATEGIES:
         packed = strategy.endswith("packed")
         batches = epoch_batches(lengths, strategy, config.batching.batch_size, seed)
         epoch_valid, epoch_slots = slot_counts(lengths, batches, packed)
-        timed = [dataset.gather(batch[:max_batch_samples])
-                 for batch in batches[: packed_batches if packed else n_batches]]
+        cut = packed_batch_samples if packed else max_batch_samples
+        timed = [dataset.gather(batch[:cut]) for batch in batches[: packed_batches if packed else n_batches]]
         kit = make_kit(config, dataset, station_std, lstm_path="packed" if packed else "padded")
         seconds = timed_repeats(lambda: run_steps(kit, timed), repeats, warmup=lambda: run_steps(kit, timed[:1]))
         runs.append(PaddingRun(strategy=strategy, valid_steps=sum(batch.valid_steps for batch in timed),

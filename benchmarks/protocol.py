@@ -104,8 +104,10 @@ def full_protocol(caravan_dir: Path = CARAVAN_DIR) -> Protocol:
     """The issue's protocol (all bundled basins, the water-year split), sized for 2 shared CPU cores.
 
     A whole NeuralHydrology epoch over 31 basins x 20 years is about 226,000 samples, 10-20 minutes
-    on 2 cores; so an epoch here is capped at 50 updates (12,800 random samples) and there are 8
-    of them. ``python -m benchmarks.compare --epochs 30 --updates-per-epoch 0`` runs whole epochs.
+    on 2 cores; so an epoch here is capped at 40 updates (10,240 random samples) and there are 5
+    of them (per-step hydroseq: 40 whole epochs of its 620 year-long chunks). The whole run takes
+    about 30-40 minutes on 2 shared cores. ``python -m benchmarks.compare --epochs 30
+    --updates-per-epoch 0`` runs whole epochs (many hours on 2 cores).
     """
     return Protocol(
         basins=all_basins(caravan_dir),
@@ -113,9 +115,9 @@ def full_protocol(caravan_dir: Path = CARAVAN_DIR) -> Protocol:
         validation=Span(dt.date(2001, 10, 1), dt.date(2005, 9, 30)),
         test=Span(dt.date(2005, 10, 1), dt.date(2014, 9, 30)),
         static_inputs=hydroseq_static_inputs(),
-        epochs=8,
-        per_step_epochs=60,
-        max_updates_per_epoch=50,
+        epochs=5,
+        per_step_epochs=40,
+        max_updates_per_epoch=40,
         name="full",
     )
 
