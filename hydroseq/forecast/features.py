@@ -42,8 +42,8 @@ def scaled_features(data: StationData, scalers: Scalers, lagged: bool) -> tuple[
         valid &= np.isfinite(target)
     static = scalers.transform_static(data.static)
     repeated = np.broadcast_to(static[:, None, :], (*dynamic.shape[:2], static.shape[-1]))
-    features = np.nan_to_num(np.concatenate([dynamic, repeated], axis=-1)).astype(np.float32, copy=False)
-    return features, valid
+    features = np.concatenate([dynamic, repeated], axis=-1).astype(np.float32, copy=False)
+    return np.nan_to_num(features, copy=False), valid
 
 
 def history_lengths(valid: np.ndarray, ends: np.ndarray, seq_len: int) -> np.ndarray:

@@ -1,6 +1,6 @@
 """Fixtures of the export and forecast tests: a real ingest, a tiny real training run, its export.
 
-Everything is made once per session: the bundled Caravan data ingested for 2011-2014 with the
+Everything is made once per test run (shared by the pytest-xdist workers): the bundled Caravan data ingested for 2011-2014 with the
 project's own config, a per-step LSTM (hidden 8, 1 epoch, 3 training basins) trained and tracked
 in a real MLflow SQLite store, and that run exported with ``hydroseq.export.export_model``.
 """
@@ -8,6 +8,7 @@ in a real MLflow SQLite store, and that run exported with ``hydroseq.export.expo
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import xarray as xr
+from filelock import FileLock
 
 from hydroseq.config import IngestConfig, TrainConfig, load_config, validate_config
 from hydroseq.ingest import ingest
@@ -63,32 +65,58 @@ def train_config(data_path: Path, work: Path, mode: str = "per_step") -> TrainCo
     }, TrainConfig)
 
 
-@pytest.fixture(scope="session")
-def ingested(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The bundled Caravan data, ingested for the local days 2011-01-01 .. 2014-12-31."""
-    return ingest_caravan(tmp_path_factory.mktemp("ingest") / "caravan_daily.nc",
-                          dt.date(2011, 1, 1), dt.date(2014, 12, 31))
+def _shared_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One folder for every pytest-xdist worker of this run (the workers' base temp's parent)."""
+    base = tmp_path_factory.getbasetemp()
+    root = base.parent if base.name.startswith("popen-gw") else base
+    folder = root / "forecast_fixtures"
+    folder.mkdir(exist_ok=True)
+    return folder
 
 
 @pytest.fixture(scope="session")
-def trained(ingested: Path, tmp_path_factory: pytest.TempPathFactory) -> TrainedRun:
-    """A real, tracked training run on ``ingested``."""
+def chain(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """Ingest, train and export once per test run, shared by the xdist workers through a file lock.
+
+    The first worker to get the lock builds everything and writes ``chain.json``; the others read it.
+    """
+    folder = _shared_dir(tmp_path_factory)
+    with FileLock(str(folder / "chain.lock")):
+        done = folder / "chain.json"
+        if not done.exists():
+            done.write_text(json.dumps(_build_chain(folder)))
+        return json.loads(done.read_text())
+
+
+def _build_chain(folder: Path) -> dict[str, str]:
+    from hydroseq.export import export_model
     from hydroseq.training import train
 
-    work = tmp_path_factory.mktemp("train")
-    config = train_config(ingested, work)
+    data = ingest_caravan(folder / "caravan_daily.nc", dt.date(2011, 1, 1), dt.date(2014, 12, 31))
+    config = train_config(data, folder)
     result = train(config)
-    return TrainedRun(result.run_id, result.tracking_uri, Path(result.output_dir), config)
+    export_model(result.run_id, seq_len=SEQ_LEN, out_dir=folder / "model", tracking_uri=result.tracking_uri)
+    return {"data": str(data), "run_id": result.run_id, "tracking_uri": result.tracking_uri,
+            "output_dir": str(result.output_dir), "config": config.model_dump_json(), "model": str(folder / "model")}
 
 
 @pytest.fixture(scope="session")
-def exported(trained: TrainedRun, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """``trained`` exported with N = 30 by run id."""
-    from hydroseq.export import export_model
+def ingested(chain: dict[str, str]) -> Path:
+    """The bundled Caravan data, ingested for the local days 2011-01-01 .. 2014-12-31 (read only)."""
+    return Path(chain["data"])
 
-    out = tmp_path_factory.mktemp("export") / "model"
-    export_model(trained.run_id, seq_len=SEQ_LEN, out_dir=out, tracking_uri=trained.tracking_uri)
-    return out
+
+@pytest.fixture(scope="session")
+def trained(chain: dict[str, str]) -> TrainedRun:
+    """A real, tracked training run on ``ingested`` (per-step, 3 basins, hidden 8, 1 epoch)."""
+    config = TrainConfig.model_validate_json(chain["config"])
+    return TrainedRun(chain["run_id"], chain["tracking_uri"], Path(chain["output_dir"]), config)
+
+
+@pytest.fixture(scope="session")
+def exported(chain: dict[str, str]) -> Path:
+    """``trained`` exported with N = 30 by run id (read only)."""
+    return Path(chain["model"])
 
 
 EditCopy = Callable[[Path, Path, Callable[[xr.Dataset], None]], Path]
