@@ -68,6 +68,8 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--modes", default="per_step,sequence", help="hydroseq modes to train")
     parser.add_argument("--epochs", type=int, default=None, help="epochs of NeuralHydrology and hydroseq sequence")
     parser.add_argument("--per-step-epochs", type=int, default=None, help="epochs of hydroseq per-step")
+    parser.add_argument("--max-basins", type=int, default=None,
+                        help="use this many basins, evenly spread over the bundled list (default: all)")
     parser.add_argument("--updates-per-epoch", type=int, default=None,
                         help="cap on updates per epoch of the one-sample-per-day tools (0: whole epochs)")
     parser.add_argument("--timeout", type=float, default=None, help="seconds allowed per training child")
@@ -85,7 +87,15 @@ def with_overrides(protocol: Protocol, args: argparse.Namespace) -> Protocol:
         changes["per_step_epochs"] = args.per_step_epochs
     if args.updates_per_epoch is not None:
         changes["max_updates_per_epoch"] = args.updates_per_epoch or None
-    return dataclasses.replace(protocol, **changes)
+    protocol = dataclasses.replace(protocol, **changes)
+    return protocol.with_basins(spread(protocol.basins, args.max_basins)) if args.max_basins else protocol
+
+
+def spread(basins: tuple[str, ...], count: int) -> tuple[str, ...]:
+    """``count`` basins evenly spaced over ``basins`` (ordered by id, so across HUC regions)."""
+    if count >= len(basins):
+        return basins
+    return tuple(basins[round(i * (len(basins) - 1) / max(count - 1, 1))] for i in range(count))
 
 
 def nh_interpreter(choice: str, quick: bool, venv: Path = nh_venv.DEFAULT_VENV) -> tuple[Path | None, str | None]:

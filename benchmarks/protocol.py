@@ -85,6 +85,10 @@ class Protocol:
         """The same protocol with another thread count."""
         return replace(self, threads=threads)
 
+    def with_basins(self, basins: tuple[str, ...]) -> Protocol:
+        """The same protocol on other basins."""
+        return replace(self, basins=tuple(basins))
+
 
 def default_threads() -> int:
     """The cores this process may use (the same number is given to both tools)."""

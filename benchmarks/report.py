@@ -55,8 +55,10 @@ def _header(report: BenchmarkReport) -> list[str]:
         f"{protocol.validation.start}..{protocol.validation.end}, test {protocol.test.start}..{protocol.test.end}",
         f"- inputs: {', '.join(protocol.dynamic_inputs)} + {len(protocol.static_inputs)} static attributes; "
         f"target {protocol.target}; hidden {protocol.hidden_size}, batch {protocol.batch_size}, NSE loss, "
-        f"lr {protocol.learning_rate:g}, {protocol.epochs} epoch(s)"
-        + (f", at most {protocol.max_updates_per_epoch} updates per epoch" if protocol.max_updates_per_epoch else ""),
+        f"NH lr {protocol.learning_rate:g}; {protocol.epochs} epoch(s) for NH and hydroseq sequence"
+        + (f" (at most {protocol.max_updates_per_epoch} updates each)" if protocol.max_updates_per_epoch else "")
+        + f", {protocol.per_step_epochs} for hydroseq per-step",
+        f"- basins: {', '.join(protocol.basins)}",
         "",
     ]
 

@@ -51,3 +51,12 @@ def test_full_protocol_is_the_issue_split_over_all_basins() -> None:
 
 def test_nh_date_format() -> None:
     assert nh_date(dt.date(1981, 10, 1)) == "01/10/1981"
+
+
+def test_spread_picks_distinct_basins_from_both_ends() -> None:
+    from benchmarks.compare import spread
+
+    basins = full_protocol().basins
+    chosen = spread(basins, 8)
+    assert len(set(chosen)) == 8 and chosen[0] == basins[0] and chosen[-1] == basins[-1]
+    assert spread(basins, 100) == basins
