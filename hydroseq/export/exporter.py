@@ -50,6 +50,8 @@ def export_trained_model(model: LSTMModel, config: TrainConfig, state: dict[str,
         raise ValueError(f"seq_len must be at least 1, got {seq_len}")
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    for stale in (METADATA_FILE, PT2_FILE):  # until the new metadata is written the directory is incomplete
+        (out_dir / stale).unlink(missing_ok=True)
     model = model.eval()
     network = LastStepNetwork(model).eval()
     x, lengths = _parity_batch(seq_len, int(state["n_features"]))
