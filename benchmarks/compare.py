@@ -28,6 +28,7 @@ from benchmarks.hydroseq_side import HydroseqRunError, hydroseq_config, run_hydr
 from benchmarks.measures import OverheadRun, PaddingRun, TestScores, ToolRun
 from benchmarks.nh import venv as nh_venv
 from benchmarks.nh.runner import NHResult, NHRunError, as_tool_run, run_nh
+from benchmarks.profile_step import StepProfile, profile_steps
 from benchmarks.protocol import REPO_ROOT, Protocol, full_protocol, quick_protocol
 from benchmarks.report import BenchmarkReport, write_report
 from benchmarks.targets import check_all
@@ -139,8 +140,8 @@ def same_observations(nh: NHResult, data_path: Path, protocol: Protocol) -> str:
 
 
 def step_benchmarks(protocol: Protocol, data_path: Path, work_dir: Path, modes: list[str],
-                    sizes: StepSizes) -> tuple[list[PaddingRun], list[OverheadRun]]:
-    """Padding strategies (sequence mode, else the first mode) and pipeline overhead (every mode)."""
+                    sizes: StepSizes) -> tuple[list[PaddingRun], list[OverheadRun], list[StepProfile]]:
+    """Padding strategies (sequence mode, else the first mode), pipeline overhead and a profile (every mode)."""
     import torch
 
     from benchmarks.overhead import measure_overhead
@@ -148,7 +149,7 @@ def step_benchmarks(protocol: Protocol, data_path: Path, work_dir: Path, modes: 
     from hydroseq.training.data import load_training_data
 
     torch.set_num_threads(protocol.threads)
-    padding, overhead = [], []
+    padding, overhead, profiles = [], [], []
     for mode in modes:
         config = hydroseq_config(protocol, mode, data_path, work_dir / "steps")
         data = load_training_data(config)
@@ -158,7 +159,8 @@ def step_benchmarks(protocol: Protocol, data_path: Path, work_dir: Path, modes: 
                                       packed_batch_samples=sizes.packed_batch_samples)
         overhead.append(measure_overhead(config, data.train_set, data.station_std, sizes.overhead_batches,
                                          sizes.repeats))
-    return padding, overhead
+        profiles.append(profile_steps(config, data.train_set, data.station_std, min(sizes.overhead_batches, 2)))
+    return padding, overhead, profiles
 
 
 def print_summary(report: BenchmarkReport, markdown: Path) -> None:
@@ -207,9 +209,9 @@ def run_comparison(protocol: Protocol, work_dir: Path, out_dir: Path, nh_python:
             continue
         runs.append(run)
         baselines = baselines or mode_baselines
-    padding, overhead = step_benchmarks(protocol, data_path, work_dir, modes, sizes)
+    padding, overhead, profiles = step_benchmarks(protocol, data_path, work_dir, modes, sizes)
     report = BenchmarkReport(environment=current_environment(protocol.threads), protocol=protocol, runs=runs,
-                             baselines=baselines, padding=padding, overhead=overhead,
+                             baselines=baselines, padding=padding, overhead=overhead, profiles=profiles,
                              targets=check_all(runs, NH_NAME, overhead, padding), skipped=skipped, notes=notes)
     markdown, _ = write_report(report, out_dir)
     print_summary(report, markdown)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from benchmarks.environment import Environment
 from benchmarks.measures import OverheadRun, PaddingRun, TestScores, ToolRun
+from benchmarks.profile_step import StepProfile
 from benchmarks.protocol import Protocol
 from benchmarks.targets import TargetCheck
 from hydroseq.fileio import atomic_path, write_text_atomic
@@ -27,6 +28,7 @@ class BenchmarkReport:
     padding: list[PaddingRun] = field(default_factory=list)
     overhead: list[OverheadRun] = field(default_factory=list)
     targets: list[TargetCheck] = field(default_factory=list)
+    profiles: list[StepProfile] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -110,6 +112,16 @@ def _overhead_table(overhead: list[OverheadRun]) -> list[str]:
     return ["## hydroseq pipeline overhead", "", *_table(header, rows), ""]
 
 
+def _profile_tables(profiles: list[StepProfile]) -> list[str]:
+    lines = []
+    for step in profiles:
+        rows = [[f"`{row.name}`", _num(row.self_ms, 1), f"{row.share:.1%}"] for row in step.rows]
+        lines += [f"## Step profile: hydroseq {step.mode} ({step.batches} batches, torch.profiler, "
+                  f"{step.total_ms:,.0f} ms self CPU in all)", "",
+                  *_table(["operator", "self CPU ms", "share"], rows), ""]
+    return lines
+
+
 def _targets(report: BenchmarkReport) -> list[str]:
     rows = [[check.target, check.measured, check.status] for check in report.targets]
     lines = ["## Targets", "", *_table(["target", "measured", "status"], rows), ""] if rows else []
@@ -125,7 +137,7 @@ def render_markdown(report: BenchmarkReport) -> str:
     """The whole report as Markdown."""
     lines = (_header(report) + _speed_table(report.runs) + _accuracy_table(report.runs, report.baselines)
              + _curve_table(report.runs) + _padding_table(report.padding) + _overhead_table(report.overhead)
-             + _targets(report))
+             + _profile_tables(report.profiles) + _targets(report))
     return "\n".join(lines)
 
 
