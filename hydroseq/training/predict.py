@@ -98,7 +98,7 @@ def predict_split(model: LSTMModel, station_data: StationData, scalers: Scalers,
     batches = range(0, len(index), batch_size)
     if show_progress:
         from tqdm.auto import tqdm
-        batches = tqdm(batches, desc=f"predict {split}", unit="batch", leave=False)
+        batches = tqdm(batches, desc=f"predict {split}", unit="batch", leave=False, disable=None)
     for first in batches:
         batch = dataset.gather(np.arange(first, min(first + batch_size, len(index))))
         out = model(batch.x.to(device), batch.lengths).float().cpu().numpy()
