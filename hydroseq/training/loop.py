@@ -169,5 +169,5 @@ def validate(model: torch.nn.Module, data: TrainingData, config: TrainConfig, de
     prediction = predict_split(model, data.station_data, data.scalers, config.data, "validation", device,
                                batch_size=config.batching.batch_size, stride=config.training.eval_stride)
     scores = summarise(score_stations(prediction.obs, prediction.sim[0], list(data.station_data.station_ids)))
-    return {"val_loss": scaled_mse(prediction.sim_scaled, prediction.obs_scaled[None]),
+    return {"val_loss": scaled_mse(prediction.sim_scaled, prediction.obs_scaled),
             "val_median_nse": scores["median_nse"], "val_median_kge": scores["median_kge"]}

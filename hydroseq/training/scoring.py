@@ -32,6 +32,10 @@ def summarise(scores: pd.DataFrame, columns: Sequence[str] = ("nse", "kge", "rms
 
 
 def scaled_mse(sim_scaled: np.ndarray, obs_scaled: np.ndarray) -> float:
-    """MSE over the pairs where both are finite, in the scaled units the training loss sees."""
+    """MSE over the pairs where both are finite, in the scaled units the training loss sees.
+
+    ``obs_scaled`` is broadcast to the shape of ``sim_scaled`` (one observed series serves every lead).
+    """
+    obs_scaled = np.broadcast_to(obs_scaled, sim_scaled.shape)
     valid = np.isfinite(sim_scaled) & np.isfinite(obs_scaled)
     return float(np.mean((sim_scaled[valid] - obs_scaled[valid]) ** 2)) if valid.any() else float("nan")

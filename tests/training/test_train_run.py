@@ -117,6 +117,15 @@ def test_sequence_mode_with_lagged_target_trains_and_evaluates(tmp_path: Path, s
     assert state["feature_names"][3] == "streamflow_lagged" and state["mode"] == "sequence"
 
 
+def test_sequence_mode_with_several_leads_validates_every_lead(tmp_path: Path, small_nc: Path, make_config) -> None:
+    config = make_config(tmp_path, small_nc, mode="sequence", epochs=1, max_batches_per_epoch=10)
+    config.data.leads = [1, 3]
+    result = train(config)
+    assert np.isfinite(result.history[-1]["val_loss"])
+    report = evaluate(result.run_id, period="validation", tracking_uri=config.tracking.tracking_uri)
+    assert set(report.scores["lead"]) == {1, 3}
+
+
 def test_missing_dataset_is_a_clear_error(tmp_path: Path, make_config) -> None:
     from hydroseq.errors import InputDataError
 
