@@ -14,9 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +22,7 @@ import torch
 from rich.console import Console
 from rich.table import Table
 
+from benchmarks.timing import median_seconds
 from hydroseq.batching import make_loader
 from hydroseq.batching.padding import padding_by_strategy
 from hydroseq.config import IngestConfig, TrainConfig, load_config
@@ -41,18 +40,6 @@ def ensure_data(path: Path) -> Path:
 
         ingest(load_config(REPO_ROOT / "configs" / "ingest_caravan_daily.yaml", IngestConfig), path, progress=False)
     return path
-
-
-def median_seconds(action: Callable[[], object], repeats: int, warmup: int = 1) -> float:
-    """Median wall time of ``action`` over ``repeats`` runs after ``warmup`` untimed runs."""
-    for _ in range(warmup):
-        action()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        action()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def build_dataset(config: TrainConfig, data_path: Path, cache_dir: Path) -> SequenceDataset:

@@ -26,10 +26,7 @@ import argparse
 import datetime as dt
 import io
 import json
-import statistics
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -38,6 +35,7 @@ import xarray as xr
 from rich.console import Console
 from rich.table import Table
 
+from benchmarks.timing import median_seconds
 from hydroseq.config import IngestConfig, TrainConfig, load_config, validate_config
 from hydroseq.dataset import Scalers, load_station_data
 from hydroseq.export import ExportedModel, ExportMetadata
@@ -120,17 +118,6 @@ def model_inputs(model_dir: Path, data: Path) -> tuple[np.ndarray, np.ndarray]:
     rows = np.arange(len(lengths))
     x = gather_windows(features, rows, np.full(len(rows), metadata.seq_len - 1), lengths, metadata.seq_len)
     return x, lengths
-
-
-def median_seconds(work: Callable[[], object], repeats: int) -> float:
-    """Median wall time of ``repeats`` calls after one warm-up call."""
-    work()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        work()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def torch_batches(network: torch.nn.Module, x: np.ndarray, lengths: np.ndarray, batch_size: int) -> None:

@@ -26,10 +26,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -37,6 +35,7 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
+from benchmarks.timing import median_seconds
 from hydroseq.config import IngestConfig, validate_config
 from hydroseq.ingest import build_grid, ingest, ingest_station, plan_sources
 from hydroseq.ingest.stations import load_stations
@@ -76,17 +75,6 @@ def config_for(folder: Path) -> IngestConfig:
         "grid": {"frequency": "1D", "timezone": "+01:00", "day_boundary": "09:00",
                  "start": "1996-01-01", "end": "2005-12-30"},
     }, IngestConfig, source="bench_ingest")
-
-
-def median_seconds(work: Callable[[], object], repeats: int) -> float:
-    """Median wall time of ``repeats`` runs after one warm-up run."""
-    work()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        work()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def pandas_read(folder: Path) -> None:

@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import xarray as xr
 
-from hydroseq.config import TrackingConfig, TrainConfig
+from hydroseq.config import TrainConfig
 from hydroseq.errors import HydroseqError, InputDataError
 from hydroseq.export.exporter import DataProvenance, export_trained_model
 from hydroseq.export.metadata import ExportMetadata
 from hydroseq.training.checkpoint import load_checkpoint, model_from_checkpoint
-from hydroseq.training.finish import BEST_CHECKPOINT_ARTIFACT
+from hydroseq.training.tracking import load_run_checkpoint
 
 
 def export_from_source(run_or_checkpoint: str | Path, seq_len: int, out_dir: str | Path,
@@ -35,25 +33,7 @@ def export_from_source(run_or_checkpoint: str | Path, seq_len: int, out_dir: str
 
 
 def _load_run_checkpoint(run_id: str, tracking_uri: str | None) -> tuple[dict[str, Any], str | None]:
-    from mlflow.exceptions import MlflowException
-    from mlflow.tracking import MlflowClient
-
-    uri = tracking_uri or os.environ.get("MLFLOW_TRACKING_URI") or TrackingConfig().tracking_uri
-    client = MlflowClient(uri)
-    try:
-        run = client.get_run(run_id)
-    except MlflowException:
-        raise HydroseqError(f"{run_id!r} is neither a checkpoint file nor a run in the MLflow store {uri}") from None
-    with tempfile.TemporaryDirectory() as tmp:
-        try:
-            local = Path(client.download_artifacts(run_id, BEST_CHECKPOINT_ARTIFACT, tmp))
-        except (MlflowException, OSError):
-            raise HydroseqError(f"run {run_id} has no '{BEST_CHECKPOINT_ARTIFACT}' artifact: did it finish?") from None
-        checkpoints = sorted(local.glob("*.pt"))
-        if not checkpoints:
-            raise HydroseqError(f"run {run_id}: no checkpoint in its '{BEST_CHECKPOINT_ARTIFACT}' artifact")
-        state = load_checkpoint(checkpoints[0])
-    state.setdefault("run_id", run_id)
+    state, run = load_run_checkpoint(run_id, tracking_uri)
     return state, run.data.tags.get("data_path")
 
 

@@ -3,22 +3,17 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
 import mlflow
-from mlflow.exceptions import MlflowException
-from mlflow.tracking import MlflowClient
 
 from hydroseq.config import TrackingConfig
 from hydroseq.dataset import Scalers, load_station_data
-from hydroseq.errors import ConfigError, HydroseqError
+from hydroseq.errors import ConfigError
 from hydroseq.training import checkpoint as ckpt
-from hydroseq.training.finish import BEST_CHECKPOINT_ARTIFACT
 from hydroseq.training.report import SplitReport, print_report, report_split
 from hydroseq.training.runtime import resolve_device, set_threads
-from hydroseq.training.tracking import use_tracking_uri
+from hydroseq.training.tracking import load_run_checkpoint, resolve_tracking_uri, use_tracking_uri
 
 
 def evaluate(run_id: str, period: str = "test", tracking_uri: str | None = None,
@@ -37,21 +32,8 @@ def evaluate(run_id: str, period: str = "test", tracking_uri: str | None = None,
     """
     if period not in ("train", "validation", "test"):
         raise ConfigError(f"period must be train, validation or test, not {period!r}")
-    uri = tracking_uri or os.environ.get("MLFLOW_TRACKING_URI") or TrackingConfig().tracking_uri
-    client = MlflowClient(uri)
-    try:
-        run = client.get_run(run_id)
-    except MlflowException:
-        raise HydroseqError(f"run {run_id!r} not found in the MLflow store {uri}") from None
-    with tempfile.TemporaryDirectory() as tmp:
-        try:
-            local = Path(client.download_artifacts(run_id, BEST_CHECKPOINT_ARTIFACT, tmp))
-        except (MlflowException, OSError):
-            local = Path(tmp)
-        found = sorted(local.glob("*.pt"))
-        if not found:
-            raise HydroseqError(f"run {run_id} has no '{BEST_CHECKPOINT_ARTIFACT}/' artifact: did its training finish?")
-        state = ckpt.load_checkpoint(found[0])
+    uri = resolve_tracking_uri(TrackingConfig(), tracking_uri)
+    state, run = load_run_checkpoint(run_id, uri)
     model, config = ckpt.model_from_checkpoint(state)
     path = Path(data_path or run.data.tags.get("data_path", ""))
     station_data = load_station_data(path, config.data)

@@ -20,7 +20,6 @@ from hydroseq.training.data import TrainingData
 from hydroseq.training.report import print_report, report_split
 
 MODEL_ARTIFACT = "model"
-BEST_CHECKPOINT_ARTIFACT = "checkpoints"
 
 
 def model_pip_requirements() -> list[str]:
@@ -66,7 +65,7 @@ def finish_run(config: TrainConfig, data: TrainingData, out_dir: Path, device: t
     report = report_split(model, data.station_data, data.scalers, config, "validation", device, out_dir)
     print_report(report, "validation (best epoch)")
     mlflow.log_metrics(report.summary)
-    mlflow.log_artifact(str(best_path), BEST_CHECKPOINT_ARTIFACT)
+    mlflow.log_artifact(str(best_path), tracking.BEST_CHECKPOINT_ARTIFACT)
     mlflow.log_artifact(str(report.csv_path))
     for plot in report.plot_paths:
         mlflow.log_artifact(str(plot), "hydrographs_validation")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,9 +19,15 @@ os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")  # no internet here; t
 
 import mlflow  # noqa: E402  (after the telemetry switch)
 
+from mlflow.exceptions import MlflowException  # noqa: E402
+from mlflow.tracking import MlflowClient  # noqa: E402
+
 from hydroseq.config import TrackingConfig  # noqa: E402
+from hydroseq.errors import HydroseqError  # noqa: E402
+from hydroseq.training.checkpoint import load_checkpoint  # noqa: E402
 
 MAX_PARAM_LENGTH = 6000  # MLflow's limit on a param value
+BEST_CHECKPOINT_ARTIFACT = "checkpoints"  # artifact folder holding a run's best checkpoint
 
 
 def resolve_tracking_uri(config: TrackingConfig, override: str | None = None) -> str:
@@ -129,3 +136,32 @@ def _plain(value: Any) -> Any:
     if hasattr(value, "tolist"):
         return value.tolist()
     return value
+
+
+def load_run_checkpoint(run_id: str, tracking_uri: str | None = None) -> tuple[dict[str, Any], Any]:
+    """The best checkpoint of a tracked run, and the MLflow run (for its tags).
+
+    ``tracking_uri`` defaults to ``MLFLOW_TRACKING_URI``, else the default local store.
+
+    Raises
+    ------
+    HydroseqError
+        If the run is not in the store or has no checkpoint artifact (its training did not finish).
+    """
+    uri = resolve_tracking_uri(TrackingConfig(), tracking_uri)
+    client = MlflowClient(uri)
+    try:
+        run = client.get_run(run_id)
+    except MlflowException:
+        raise HydroseqError(f"{run_id!r} is neither a checkpoint file nor a run in the MLflow store {uri}") from None
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            local = Path(client.download_artifacts(run_id, BEST_CHECKPOINT_ARTIFACT, tmp))
+        except (MlflowException, OSError):
+            local = Path(tmp)
+        found = sorted(local.glob("*.pt"))
+        if not found:
+            raise HydroseqError(f"run {run_id} has no '{BEST_CHECKPOINT_ARTIFACT}/' artifact: did its training finish?")
+        state = load_checkpoint(found[0])
+    state.setdefault("run_id", run_id)
+    return state, run
