@@ -30,8 +30,9 @@ RUN_ID=$("$PYTHON" -c "import sys; from hydroseq.training.checkpoint import load
 step "3/5 evaluate run $RUN_ID on the test period"
 "$HYDROSEQ" evaluate --run "$RUN_ID" --period test --data "$OUT/caravan_daily.nc"
 
-step "4/5 export run $RUN_ID (fixed length 365)"
-"$HYDROSEQ" export --run "$RUN_ID" --seq-len 365 --out "$OUT/model"
+SEQ_LEN=$("$PYTHON" -c "import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))['data']['max_len'])" "$TRAIN_CONFIG")
+step "4/5 export run $RUN_ID (fixed length $SEQ_LEN, the training max_len)"
+"$HYDROSEQ" export --run "$RUN_ID" --seq-len "$SEQ_LEN" --out "$OUT/model"
 
 step "5/5 forecast and hindcast"
 "$HYDROSEQ" forecast --model "$OUT/model" --data "$OUT/caravan_daily.nc" --issue-time 2014-09-30 \

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,6 +50,9 @@ def export_trained_model(model: LSTMModel, config: TrainConfig, state: dict[str,
     """
     if seq_len < 1:
         raise ValueError(f"seq_len must be at least 1, got {seq_len}")
+    if seq_len != config.data.max_len:
+        warnings.warn(f"seq_len {seq_len} differs from the training max_len {config.data.max_len}: forecasts "
+                      f"will see histories of a length the model was not trained on", stacklevel=2)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     for stale in (METADATA_FILE, PT2_FILE):  # until the new metadata is written the directory is incomplete
