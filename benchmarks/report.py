@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +17,7 @@ from hydroseq.fileio import atomic_path, write_text_atomic
 
 MARKDOWN_NAME = "comparison.md"
 PLOT_NAME = "time_to_accuracy.png"
+RAW_NAME = "comparison.json"
 
 
 @dataclass(frozen=True)
@@ -166,8 +169,13 @@ def plot_time_to_accuracy(runs: list[ToolRun], target: Path) -> None:
 
 
 def write_report(report: BenchmarkReport, out_dir: Path) -> tuple[Path, Path]:
-    """Write ``comparison.md`` and ``time_to_accuracy.png`` into ``out_dir``; return both paths."""
+    """Write ``comparison.md``, ``time_to_accuracy.png`` and the raw ``comparison.json`` into ``out_dir``.
+
+    Returns the Markdown and PNG paths.
+    """
     markdown, plot = out_dir / MARKDOWN_NAME, out_dir / PLOT_NAME
     plot_time_to_accuracy(report.runs, plot)
     write_text_atomic(markdown, render_markdown(report))
+    raw = json.dumps(dataclasses.asdict(report), indent=1, default=str)
+    write_text_atomic(out_dir / RAW_NAME, raw)
     return markdown, plot

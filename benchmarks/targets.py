@@ -39,8 +39,21 @@ def time_to_accuracy(hydroseq: ToolRun, reference: ToolRun) -> TargetCheck:
                     f"reference took {reference_s:.0f} s")
         return TargetCheck(target, measured, False)
     ratio = own_s / reference_s
-    return TargetCheck(target, f"{own_s:.0f} s vs {reference_s:.0f} s (ratio {ratio:.2f})",
-                       ratio <= TIME_TO_ACCURACY_RATIO)
+    steady = steady_seconds_to_reach(hydroseq, goal) / steady_seconds_to_reach(reference, goal)
+    return TargetCheck(target, f"{own_s:.0f} s vs {reference_s:.0f} s (ratio {ratio:.2f}; {steady:.2f} with every "
+                               f"epoch at its run's median epoch time)", ratio <= TIME_TO_ACCURACY_RATIO)
+
+
+def steady_seconds_to_reach(run: ToolRun, level: float) -> float:
+    """Data loading plus (epochs needed to reach ``level``) x the run's median epoch time.
+
+    On a shared machine one epoch can take many times the others (another job took the cores);
+    this estimate shows the ratio without such outliers. The target itself uses the real clock.
+    """
+    for point, (_, nse) in zip(run.epochs, run.time_to_accuracy()):
+        if math.isfinite(nse) and nse >= level:
+            return run.data_loading_s + point.epoch * run.seconds_per_epoch
+    return math.inf
 
 
 def accuracy_check(hydroseq: ToolRun, reference: ToolRun) -> TargetCheck:

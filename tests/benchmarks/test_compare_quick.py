@@ -22,6 +22,7 @@ def test_quick_comparison_writes_the_report(tmp_path: Path) -> None:
     markdown = (tmp_path / "results" / MARKDOWN_NAME).read_text()
     png = (tmp_path / "results" / PLOT_NAME).read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 5000
+    assert "\"runs\"" in (tmp_path / "results" / "comparison.json").read_text()
     for section in ("## Speed and memory", "## Test-period accuracy", "## Time to accuracy",
                     "## Padding strategies", "## hydroseq pipeline overhead", "## Targets"):
         assert section in markdown
