@@ -157,7 +157,8 @@ def plot_time_to_accuracy(runs: list[ToolRun], target: Path) -> None:
         if curve:
             seconds, nse = zip(*curve)
             axes.plot(seconds, nse, marker="o", label=run.name)
-    axes.set_xlabel("data loading + training wall time [s]")
+    axes.set_xscale("log")  # the tools differ by orders of magnitude
+    axes.set_xlabel("data loading + training wall time [s, log scale]")
     axes.set_ylabel("validation median NSE")
     axes.set_title("Time to accuracy (same basins, split, threads)")
     axes.grid(alpha=0.3)
