@@ -107,12 +107,11 @@ def all_basins(caravan_dir: Path = CARAVAN_DIR) -> tuple[str, ...]:
 def full_protocol(caravan_dir: Path = CARAVAN_DIR) -> Protocol:
     """The issue's protocol (all bundled basins, the water-year split), sized for 2 shared CPU cores.
 
-    A whole NeuralHydrology epoch over 31 basins x 20 years is about 226,000 samples, 10-20 minutes
-    on 2 idle cores; so an epoch here is capped at 20 updates (5,120 random samples) and there are
-    3 of them (per-step hydroseq: 30 whole epochs of its 620 year-long chunks). Validating and
-    testing all 31 basins costs more than that training; the whole run takes about an hour on 2
-    shared cores. ``python -m benchmarks.compare --epochs 30 --updates-per-epoch 0`` runs whole
-    epochs (many hours on 2 cores).
+    A whole NeuralHydrology epoch over 31 basins x 20 years is about 226,000 samples, 5-20 minutes
+    on 2 cores; so an epoch here is capped at 60 updates (15,360 random samples) and there are 8
+    of them (per-step hydroseq: up to 200 whole epochs of its 620 year-long chunks, with its own
+    early stopping). The whole run took 13 minutes on the 2 shared cores.
+    ``python -m benchmarks.compare --epochs 30 --updates-per-epoch 0`` runs whole epochs (hours).
     """
     return Protocol(
         basins=all_basins(caravan_dir),
@@ -120,9 +119,9 @@ def full_protocol(caravan_dir: Path = CARAVAN_DIR) -> Protocol:
         validation=Span(dt.date(2001, 10, 1), dt.date(2005, 9, 30)),
         test=Span(dt.date(2005, 10, 1), dt.date(2014, 9, 30)),
         static_inputs=hydroseq_static_inputs(),
-        epochs=3,
-        per_step_epochs=30,
-        max_updates_per_epoch=20,
+        epochs=8,
+        per_step_epochs=200,
+        max_updates_per_epoch=60,
         name="full",
     )
 
