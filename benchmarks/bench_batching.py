@@ -100,7 +100,7 @@ def loader_figures(dataset: SequenceDataset, config: TrainConfig, workers: int, 
     start = time.perf_counter()
     samples = one_pass()
     first_s = time.perf_counter() - start
-    steady_s = median_seconds(one_pass, repeats, warmup=0)
+    steady_s = median_seconds(one_pass, repeats, warmup=lambda: None)
     return {"workers": workers, "samples": samples, "first_pass_samples_per_s": samples / first_s,
             "samples_per_s": samples / steady_s}
 

@@ -13,7 +13,8 @@ import itertools
 import torch
 
 from benchmarks.measures import OverheadRun
-from benchmarks.steps import make_kit, run_steps, timed_repeats, train_step
+from benchmarks.steps import make_kit, run_steps, train_step
+from benchmarks.timing import repeat_seconds
 from hydroseq.batching import make_loader
 from hydroseq.config import TrainConfig
 from hydroseq.dataset import SequenceDataset
@@ -40,6 +41,6 @@ def measure_overhead(config: TrainConfig, dataset: SequenceDataset, station_std:
     train_step(kit, prepared[0])  # warm-up: first-call allocations and thread-pool start
     full_s, bare_s = [], []
     for _ in range(repeats):  # interleaved, so that machine noise hits both alike
-        full_s += timed_repeats(full, 1, warmup=lambda: None)
-        bare_s += timed_repeats(bare, 1, warmup=lambda: None)
+        full_s += repeat_seconds(full, 1, warmup=lambda: None)
+        bare_s += repeat_seconds(bare, 1, warmup=lambda: None)
     return OverheadRun(mode=dataset.index.mode, batches=n_batches, full_s=tuple(full_s), bare_s=tuple(bare_s))

@@ -18,7 +18,8 @@ import numpy as np
 import torch
 
 from benchmarks.measures import PaddingRun
-from benchmarks.steps import make_kit, run_steps, timed_repeats
+from benchmarks.steps import make_kit, run_steps
+from benchmarks.timing import repeat_seconds
 from hydroseq.batching import LengthBucketBatchSampler, RandomBatchSampler
 from hydroseq.config import TrainConfig
 from hydroseq.dataset import SequenceDataset
@@ -61,7 +62,7 @@ def measure_padding(config: TrainConfig, dataset: SequenceDataset, station_std: 
         cut = packed_batch_samples if packed else max_batch_samples
         timed = [dataset.gather(batch[:cut]) for batch in batches[: packed_batches if packed else n_batches]]
         kit = make_kit(config, dataset, station_std, lstm_path="packed" if packed else "padded")
-        seconds = timed_repeats(lambda: run_steps(kit, timed), repeats, warmup=lambda: run_steps(kit, timed[:1]))
+        seconds = repeat_seconds(lambda: run_steps(kit, timed), repeats, warmup=lambda: run_steps(kit, timed[:1]))
         runs.append(PaddingRun(strategy=strategy, valid_steps=sum(batch.valid_steps for batch in timed),
                                epoch_slots=epoch_slots, seconds=seconds,
                                epoch_padding=1.0 - epoch_valid / epoch_slots))

@@ -6,8 +6,7 @@ backward, gradient clipping, Adam. The padding and overhead benchmarks time it o
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import torch
@@ -49,17 +48,6 @@ def train_step(kit: StepKit, batch: Batch) -> float:
         torch.nn.utils.clip_grad_norm_(kit.model.parameters(), kit.grad_clip)
     kit.optimizer.step()
     return float(loss.detach())
-
-
-def timed_repeats(run_once: Callable[[], None], repeats: int, warmup: Callable[[], None] | None = None) -> tuple[float, ...]:
-    """Wall seconds of ``repeats`` calls of ``run_once`` after one warm-up call."""
-    (warmup or run_once)()
-    seconds = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        run_once()
-        seconds.append(time.perf_counter() - start)
-    return tuple(seconds)
 
 
 def run_steps(kit: StepKit, batches: Iterable[Batch]) -> None:

@@ -7,13 +7,19 @@ import time
 from collections.abc import Callable
 
 
-def median_seconds(action: Callable[[], object], repeats: int, warmup: int = 1) -> float:
-    """Median wall time of ``action`` over ``repeats`` runs after ``warmup`` untimed runs."""
-    for _ in range(warmup):
-        action()
-    times = []
+def repeat_seconds(action: Callable[[], object], repeats: int,
+                   warmup: Callable[[], object] | None = None) -> tuple[float, ...]:
+    """Wall seconds of ``repeats`` calls of ``action`` after ``warmup()`` (default: one untimed ``action()``)."""
+    (warmup or action)()
+    seconds = []
     for _ in range(repeats):
         start = time.perf_counter()
         action()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        seconds.append(time.perf_counter() - start)
+    return tuple(seconds)
+
+
+def median_seconds(action: Callable[[], object], repeats: int,
+                   warmup: Callable[[], object] | None = None) -> float:
+    """Median of :func:`repeat_seconds`."""
+    return statistics.median(repeat_seconds(action, repeats, warmup))

@@ -2,18 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-# `benchmarks` is a folder of the repository, not an installed package (pytest runs with
-# --import-mode=importlib, which does not put the root on sys.path).
-REPO_ROOT = Path(__file__).resolve().parents[2]
-if str(REPO_ROOT) not in sys.path:
-    sys.path.insert(0, str(REPO_ROOT))
-
-from benchmarks.compare import ingest_dataset  # noqa: E402
+from benchmarks.compare import ingest_dataset
 
 
 @pytest.fixture(scope="session")
