@@ -148,8 +148,17 @@ def _predict(model: ExportedModel, scalers: Scalers, station_ids: tuple[str, ...
         rows_lengths = lengths[stations, issues]
         x = gather_windows(features, stations, ends[issues], rows_lengths, model.seq_len)
         scaled = model.predict(x, rows_lengths, batch_size=batch_size)
-        values[issues, stations, :] = scalers.inverse_target(scaled, list(ids[stations]))
+        values[issues, stations, :] = to_target_units(scalers, scaled, list(ids[stations]))
     return values
+
+
+def to_target_units(scalers: Scalers, scaled: np.ndarray, station_ids: list[str]) -> np.ndarray:
+    """Scaled model outputs in the target's units, with negative discharge set to 0.
+
+    The network is unconstrained and can undershoot at low flows; a forecast product must not
+    publish a negative discharge. The raw outputs stay available through ``ExportedModel.predict``.
+    """
+    return np.maximum(scalers.inverse_target(scaled, station_ids), 0.0)
 
 
 def _skip_reasons(data: StationData, valid: np.ndarray, lengths: np.ndarray, ends: np.ndarray, needed: int) -> dict[str, str]:
@@ -179,6 +188,7 @@ def _result(model: ExportedModel, data: StationData, info: StationInfo, plan: Pl
         "input_file": data.path.name, "input_dataset_checksum": info.dataset_checksum,
         "grid_frequency": metadata.grid_frequency, "grid_timezone": metadata.grid_timezone,
         "time_label_convention": "interval_end",
+        "comment": "negative model outputs are published as 0 (discharge cannot be negative)",
     }
     return ForecastResult(
         issue_times=data.times[plan.ends - plan.start], stations=data.station_ids,
