@@ -2,14 +2,40 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 import pandas as pd
 
 from hydroseq.config.ingest import SourceConfig
 from hydroseq.errors import InputDataError
+
+LoadedT = TypeVar("LoadedT")
+
+
+def cached_per_file(maxsize: int) -> Callable[[Callable[[Path, SourceConfig], LoadedT]],
+                                               Callable[[Path, SourceConfig], LoadedT]]:
+    """Cache ``load(path, source)`` by the file's path, size and modification time and the source config.
+
+    A file holding many stations is then parsed once per ingest, not once per station, and an
+    edited file (new size or mtime) is read again.
+    """
+    def decorate(load: Callable[[Path, SourceConfig], LoadedT]) -> Callable[[Path, SourceConfig], LoadedT]:
+        @functools.lru_cache(maxsize=maxsize)
+        def cached(path: Path, size: int, mtime_ns: int, source_json: str) -> LoadedT:
+            return load(path, SourceConfig.model_validate_json(source_json))
+
+        @functools.wraps(load)
+        def load_cached(path: Path, source: SourceConfig) -> LoadedT:
+            stat = path.stat()
+            return cached(path, stat.st_size, stat.st_mtime_ns, source.model_dump_json())
+
+        return load_cached
+    return decorate
 
 
 @dataclass

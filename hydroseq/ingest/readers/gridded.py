@@ -20,7 +20,7 @@ import xarray as xr
 
 from hydroseq.config.ingest import SourceConfig
 from hydroseq.errors import InputDataError
-from hydroseq.ingest.readers.base import RawSeries
+from hydroseq.ingest.readers.base import RawSeries, cached_per_file
 from hydroseq.ingest.readers.netcdf import _decode_times, _time_name
 from hydroseq.ingest.stations import Station
 
@@ -35,7 +35,7 @@ def station_ids(source: SourceConfig, path: Path) -> list[str] | None:
 
 def read(source: SourceConfig, path: Path, station: Station) -> RawSeries:
     """The series of ``station`` extracted from the grid."""
-    times, lats, lons, fields = _load_checked(path, source)
+    times, lats, lons, fields = _load(path, source)
     if source.extraction == "nearest":
         row, col = _nearest(path, lats, lons, station)
         values = {name: field[:, row, col] for name, field in fields.items()}
@@ -47,14 +47,8 @@ def read(source: SourceConfig, path: Path, station: Station) -> RawSeries:
     return RawSeries(path, pd.DatetimeIndex(times).as_unit("ns"), values, None)
 
 
-def _load_checked(path: Path, source: SourceConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict]:
-    stat = path.stat()
-    return _load(path, stat.st_size, stat.st_mtime_ns, source.model_dump_json())
-
-
-@functools.lru_cache(maxsize=2)
-def _load(path: Path, size: int, mtime_ns: int, source_json: str) -> tuple:
-    source = SourceConfig.model_validate_json(source_json)
+@cached_per_file(maxsize=2)
+def _load(path: Path, source: SourceConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict]:
     try:
         with xr.open_dataset(path, decode_times=False, engine="netcdf4") as ds:
             time_name = _time_name(path, ds, source)

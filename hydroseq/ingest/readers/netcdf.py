@@ -9,7 +9,6 @@ station with ``station:``).
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,7 +18,7 @@ import xarray as xr
 
 from hydroseq.config.ingest import SourceConfig
 from hydroseq.errors import InputDataError
-from hydroseq.ingest.readers.base import RawSeries
+from hydroseq.ingest.readers.base import RawSeries, cached_per_file
 
 TIME_NAMES = ("time", "date", "Time")
 CARAVAN_STATION_DIM = "basin_id"
@@ -34,12 +33,12 @@ class _Loaded:
 
 def station_ids(source: SourceConfig, path: Path) -> list[str]:
     """The station ids in the file (after stripping ``station_id_prefix``)."""
-    return list(_load_checked(path, source).ids)
+    return list(_load(path, source).ids)
 
 
 def read(source: SourceConfig, path: Path, station_id: str) -> RawSeries:
     """One station's series from a NetCDF file."""
-    loaded = _load_checked(path, source)
+    loaded = _load(path, source)
     position = loaded.ids.index(station_id)
     times = loaded.times if loaded.times.ndim == 1 else loaded.times[position]
     stamps = pd.DatetimeIndex(times).as_unit("ns")
@@ -50,14 +49,8 @@ def read(source: SourceConfig, path: Path, station_id: str) -> RawSeries:
     return RawSeries(path, stamps, values, None)
 
 
-def _load_checked(path: Path, source: SourceConfig) -> _Loaded:
-    stat = path.stat()
-    return _load(path, stat.st_size, stat.st_mtime_ns, source.model_dump_json())
-
-
-@functools.lru_cache(maxsize=4)
-def _load(path: Path, size: int, mtime_ns: int, source_json: str) -> _Loaded:
-    source = SourceConfig.model_validate_json(source_json)
+@cached_per_file(maxsize=4)
+def _load(path: Path, source: SourceConfig) -> _Loaded:
     try:
         with xr.open_dataset(path, decode_times=False, engine="netcdf4") as ds:
             return _extract(path, ds, source)

@@ -3,7 +3,6 @@ and Caravan CSV (one file per basin, ``date`` column, ``NA`` or empty for missin
 
 from __future__ import annotations
 
-import functools
 import io
 from pathlib import Path
 
@@ -12,7 +11,7 @@ import pandas as pd
 
 from hydroseq.config.ingest import SourceConfig
 from hydroseq.errors import InputDataError
-from hydroseq.ingest.readers.base import RawSeries, check_columns, parse_stamps, to_numbers
+from hydroseq.ingest.readers.base import RawSeries, cached_per_file, check_columns, parse_stamps, to_numbers
 
 CARAVAN_MISSING = ("NA", "")
 
@@ -58,14 +57,8 @@ def _missing_codes(source: SourceConfig) -> list[float | str]:
     return codes
 
 
+@cached_per_file(maxsize=4)
 def _read(path: Path, source: SourceConfig) -> pd.DataFrame:
-    stat = path.stat()
-    return _read_cached(path, stat.st_size, stat.st_mtime_ns, source.model_dump_json())
-
-
-@functools.lru_cache(maxsize=4)
-def _read_cached(path: Path, size: int, mtime_ns: int, source_json: str) -> pd.DataFrame:
-    source = SourceConfig.model_validate_json(source_json)
     data = path.read_bytes()
     if not data.strip():
         raise InputDataError(path, "the file is empty")
