@@ -40,6 +40,8 @@ class StationData:
         The file's ``dataset_checksum`` attribute (a hash of the loaded arrays if it has none).
     grid_frequency, grid_timezone, grid_day_boundary
         The grid attributes of the file.
+    target_units
+        The target variable's ``units`` attribute ("" if it has none).
     """
 
     path: Path
@@ -55,6 +57,7 @@ class StationData:
     grid_frequency: str
     grid_timezone: str
     grid_day_boundary: str
+    target_units: str = ""
 
     @property
     def n_stations(self) -> int:
@@ -97,6 +100,7 @@ def load_station_data(path: str | Path, data_config: DataConfig) -> StationData:
         target = _time_series(dataset, data_config.target, rows, path)
         static = _static_table(dataset, data_config.static_inputs, rows, path)
         attrs = dict(dataset.attrs)
+        target_units = str(dataset[data_config.target].attrs.get("units", ""))
     selected = tuple(station_ids[row] for row in rows)
     checksum = str(attrs.get("dataset_checksum") or _array_checksum(selected, times, dynamic, target, static))
     return StationData(
@@ -107,6 +111,7 @@ def load_station_data(path: str | Path, data_config: DataConfig) -> StationData:
         grid_frequency=str(attrs.get("grid_frequency", "")),
         grid_timezone=str(attrs.get("grid_timezone", "UTC")),
         grid_day_boundary=str(attrs.get("grid_day_boundary", "00:00")),
+        target_units=target_units,
     )
 
 

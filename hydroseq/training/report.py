@@ -79,9 +79,10 @@ def report_split(model: LSTMModel, station_data: StationData, scalers: Scalers, 
     with atomic_path(csv_path) as tmp:
         scores.to_csv(tmp, index=False)
     model_nse = dict(zip(station_ids, scores.query("forecast == 'model' and lead == @prediction.leads[0]")["nse"]))
+    units = f" [{station_data.target_units}]" if station_data.target_units else ""
     plots = plot_hydrographs(out_dir / f"hydrographs_{split}", pick_stations(model_nse, n_plots), station_ids,
                              prediction.times, prediction.obs, prediction.sim[0], model_nse,
-                             ylabel=config.data.target)
+                             ylabel=f"{config.data.target}{units}")
     return SplitReport(scores, summary, csv_path, plots)
 
 

@@ -29,6 +29,7 @@ def test_arrays_hold_the_csv_values_in_station_and_feature_order(small_nc: Path,
     assert data.times[0] == np.datetime64("1981-01-02T08:00")
     assert (data.grid_timezone, data.grid_day_boundary) == ("Etc/GMT+8", "00:00")
     assert len(data.checksum) == 64
+    assert data.target_units == "mm"
 
 
 def test_missing_variable_names_the_file_and_the_variable(small_nc: Path, data_config) -> None:
