@@ -72,7 +72,9 @@ def _cmd_forecast(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``hydroseq`` command."""
-    parser = argparse.ArgumentParser(prog="hydroseq", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="hydroseq",
+        description="Streamflow forecasting: ingest -> train -> evaluate -> export -> forecast.")
     parser.add_argument("--version", action="version", version=f"hydroseq {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 

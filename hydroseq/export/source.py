@@ -22,6 +22,9 @@ def export_from_source(run_or_checkpoint: str | Path, seq_len: int, out_dir: str
     ``data_path`` is the ingested file the model was trained on, read for its grid attributes and
     checksum; by default the run's ``data_path`` tag, or the checkpoint config's ``data.path``.
     """
+    looks_like_file = str(run_or_checkpoint).endswith(".pt") or "/" in str(run_or_checkpoint)
+    if looks_like_file and not Path(run_or_checkpoint).is_file():
+        raise InputDataError(run_or_checkpoint, "checkpoint file not found")
     if Path(run_or_checkpoint).is_file():
         state = load_checkpoint(run_or_checkpoint)
         run_data_path = None

@@ -153,7 +153,7 @@ def load_run_checkpoint(run_id: str, tracking_uri: str | None = None) -> tuple[d
     try:
         run = client.get_run(run_id)
     except MlflowException:
-        raise HydroseqError(f"{run_id!r} is neither a checkpoint file nor a run in the MLflow store {uri}") from None
+        raise HydroseqError(f"run {run_id!r} not found in the MLflow store {uri}") from None
     with tempfile.TemporaryDirectory() as tmp:
         try:
             local = Path(client.download_artifacts(run_id, BEST_CHECKPOINT_ARTIFACT, tmp))

@@ -15,7 +15,7 @@ import xarray as xr
 
 from hydroseq.cli import main
 from hydroseq.dataset import Scalers
-from hydroseq.errors import InputDataError
+from hydroseq.errors import HydroseqError, InputDataError
 from hydroseq.export import METADATA_FILE, ONNX_FILE, PT2_FILE, ExportedModel, ExportMetadata, export_model
 from hydroseq.fileio import sha256_file
 from hydroseq.training.checkpoint import load_checkpoint
@@ -76,8 +76,13 @@ def test_export_from_a_checkpoint_file_via_cli(trained, tmp_path: Path) -> None:
 
 
 def test_unknown_run_is_a_clear_error(trained, tmp_path: Path) -> None:
-    with pytest.raises(Exception, match="neither a checkpoint file nor a run"):
+    with pytest.raises(HydroseqError, match="run '0123456789abcdef' not found in the MLflow store"):
         export_model("0123456789abcdef", seq_len=10, out_dir=tmp_path / "m", tracking_uri=trained.tracking_uri)
+
+
+def test_missing_checkpoint_file_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(InputDataError, match="best.pt: checkpoint file not found"):
+        export_model(tmp_path / "best.pt", seq_len=10, out_dir=tmp_path / "m")
 
 
 def test_modified_model_file_is_refused(exported: Path, tmp_path: Path) -> None:
