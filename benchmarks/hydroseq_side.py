@@ -152,7 +152,7 @@ def as_tool_run(name: str, payload: dict[str, Any], peak_mib: float, wall_s: flo
         valid = round(row["valid_timesteps_per_s"] * seconds)
         targets = samples if name.endswith("sequence") else valid - samples * spin_up
         epochs.append(EpochPoint(epoch=int(row["epoch"]) + 1, train_s=seconds, samples=samples, valid_steps=valid,
-                                 target_steps=targets, validation_s=float("nan"),
+                                 target_steps=targets, validation_s=row.get("val_seconds", float("nan")),
                                  validation_median_nse=row["val_median_nse"]))
     notes = (f"own settings: {choices}",
              f"{payload['train_samples']} training samples of mean length {payload['mean_length']:.0f} steps")

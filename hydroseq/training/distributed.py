@@ -36,7 +36,7 @@ LAUNCHER_VARIABLES = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER
 # Epoch metrics that add up over ranks (throughputs), or whose worst rank counts (time, memory);
 # the training loss and padding are averaged; everything else (validation, learning rate) is rank 0's.
 _SUMMED = ("valid_timesteps_per_s", "samples_per_s")
-_MAXIMUM = ("epoch_seconds", "peak_memory_mb")
+_MAXIMUM = ("epoch_seconds", "val_seconds", "peak_memory_mb")
 _AVERAGED = ("train_loss", "padding_ratio")
 
 

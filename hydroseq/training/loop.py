@@ -165,9 +165,11 @@ def train_one_epoch(model: torch.nn.Module, optimizer: torch.optim.Optimizer, lo
 
 
 def validate(model: torch.nn.Module, data: TrainingData, config: TrainConfig, device: torch.device) -> dict[str, float]:
-    """Validation loss (MSE of the scaled target) and median NSE / KGE over stations (first lead)."""
+    """Validation loss (MSE of the scaled target), median NSE / KGE over stations (first lead), seconds taken."""
+    start = time.perf_counter()
     prediction = predict_split(model, data.station_data, data.scalers, config.data, "validation", device,
                                batch_size=config.batching.batch_size, stride=config.training.eval_stride)
     scores = summarise(score_stations(prediction.obs, prediction.sim[0], list(data.station_data.station_ids)))
     return {"val_loss": scaled_mse(prediction.sim_scaled, prediction.obs_scaled),
-            "val_median_nse": scores["median_nse"], "val_median_kge": scores["median_kge"]}
+            "val_median_nse": scores["median_nse"], "val_median_kge": scores["median_kge"],
+            "val_seconds": time.perf_counter() - start}

@@ -71,7 +71,7 @@ def test_mlflow_run_holds_params_metrics_artifacts_and_model(straight_run) -> No
     with xr.open_dataset(config.data.path) as dataset:
         assert run.data.tags["dataset_checksum"] == dataset.attrs["dataset_checksum"]
     for key in ["train_loss", "val_loss", "val_median_nse", "val_median_kge", "padding_ratio",
-                "valid_timesteps_per_s", "samples_per_s", "epoch_seconds", "peak_memory_mb"]:
+                "valid_timesteps_per_s", "samples_per_s", "epoch_seconds", "val_seconds", "peak_memory_mb"]:
         history = client.get_metric_history(result.run_id, key)
         assert [m.step for m in sorted(history, key=lambda m: m.step)] == [0, 1], key
     top = {a.path for a in client.list_artifacts(result.run_id)}
