@@ -50,6 +50,7 @@ class DistributedContext:
     local_world_size: int
     device: torch.device
     active: bool
+    owns_group: bool = False
 
     @property
     def is_main(self) -> bool:
@@ -97,6 +98,16 @@ class DistributedContext:
                 combined[key] = float(sum(values) / len(values))
         return combined
 
+    def finish(self) -> None:
+        """After the last epoch: all ranks meet, then leave the process group that :func:`setup`
+        created. Left to interpreter exit, gloo's worker threads could outlive Python and abort a
+        rank (SIGABRT) while rank 0 was still logging the model."""
+        if not self.active:
+            return
+        dist.barrier()
+        if self.owns_group:
+            teardown()
+
     def own_rng_state(self, checkpoint: dict[str, Any]) -> dict[str, Any]:
         """This rank's generator states from a checkpoint: its entry of ``rng_by_rank`` when the
         checkpoint was written by a job of the same size, else rank 0's ``rng``."""
@@ -137,11 +148,13 @@ def setup(config: TrainingConfig) -> DistributedContext:
         torch.cuda.set_device(device)
     elif config.threads is None:
         torch.set_num_threads(max(1, available_cores() // local_world_size))
-    if not dist.is_initialized():
+    owns_group = not dist.is_initialized()
+    if owns_group:
         dist.init_process_group(backend="nccl" if device.type == "cuda" else "gloo",
                                 device_id=device if device.type == "cuda" else None)
-        atexit.register(teardown)
-    return DistributedContext(rank, world_size, local_rank, local_world_size, device, active=True)
+        atexit.register(teardown)  # a failed run still leaves the group before the interpreter shuts down
+    return DistributedContext(rank, world_size, local_rank, local_world_size, device, active=True,
+                              owns_group=owns_group)
 
 
 def teardown() -> None:

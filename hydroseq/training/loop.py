@@ -114,6 +114,8 @@ def train(config: TrainConfig, data_path: str | Path | None = None, resume: bool
             if stopper.should_stop:
                 print(f"early stopping after epoch {epoch}: no better validation median NSE for {cfg.patience} epochs")
                 break
+        del trained  # DDP's reducer holds the process group: drop it before the group goes
+        ddp.finish()  # the last collective; what follows is rank 0's alone
         if ddp.is_main:
             finish_run(config, data, out_dir, device)
     if ddp.is_main:

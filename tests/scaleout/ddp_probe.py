@@ -58,7 +58,7 @@ def main(config_path: str, out_dir: str, resume: bool) -> None:
     rank = int(os.environ.get("RANK", "0"))
     record = {"rank": rank, "world_size": int(os.environ.get("WORLD_SIZE", "1")), "run_id": result.run_id,
               "checksums": checksums, "losses": losses, "valid_steps": valid_steps, "history": result.history,
-              "threads": torch.get_num_threads()}
+              "threads": torch.get_num_threads(), "group_left": not torch.distributed.is_initialized()}
     Path(out_dir, f"rank{rank}.json").write_text(json.dumps(record))
 
 

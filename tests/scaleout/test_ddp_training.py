@@ -80,6 +80,7 @@ def test_both_ranks_hold_identical_weights_after_every_step(runs) -> None:
     assert rank0["checksums"] == rank1["checksums"]
     assert len(set(rank0["checksums"])) == len(rank0["checksums"])  # every step changed the weights
     assert rank0["history"] == rank1["history"] and rank0["run_id"] == rank1["run_id"]
+    assert rank0["group_left"] and rank1["group_left"]  # train() destroys the group it created, not exit
 
 
 def test_the_mlflow_store_has_exactly_one_run_logged_by_rank_zero(runs) -> None:
