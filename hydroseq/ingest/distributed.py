@@ -82,7 +82,8 @@ def dask_client(workers: int | None = None, scheduler: str | None = None) -> Ite
     # dask's default MALLOC_TRIM_THRESHOLD_=65536 made the per-station gridding 1.5-1.8x slower
     # (measured, docs/scale-out.md): glibc's own adaptive threshold is used instead.
     with dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}), \
-            LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                         dashboard_address=":0") as cluster, \
             Client(cluster) as client:
         yield client
 

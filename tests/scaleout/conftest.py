@@ -33,7 +33,7 @@ def dask_cluster() -> Iterator[str]:
     """The address of a real LocalCluster with 2 single-threaded worker processes."""
     from distributed import LocalCluster
 
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster:
         yield cluster.scheduler_address
 
 
