@@ -1,10 +1,10 @@
-"""Side-by-side benchmark: NeuralHydrology vs hydroseq (per-step and sequence), one command.
+"""Side-by-side benchmark: NeuralHydrology vs hydroseq (per-step, sequence, sequence bf16), one command.
 
 ``python -m benchmarks.compare [--quick]`` (``make bench`` runs the full one)
 
 In one invocation and with the same thread count, one after the other: NeuralHydrology's CudaLSTM
-(own venv, child process), hydroseq per-step and hydroseq sequence (child processes), then the
-in-process step benchmarks (naive padding vs length buckets vs the packed path, and hydroseq's
+(own venv, child process), hydroseq per-step, sequence and sequence with bf16 autocast (child
+processes), then the in-process step benchmarks (naive padding vs length buckets vs the packed path, and hydroseq's
 pipeline overhead). Writes ``comparison.md`` and ``time_to_accuracy.png`` and prints a summary.
 
 The full run writes to ``benchmarks/results/``; ``--quick`` (three basins, short periods, one
@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.environment import current_environment
-from benchmarks.hydroseq_side import HydroseqRunError, hydroseq_config, run_hydroseq
+from benchmarks.hydroseq_side import BENCHMARK_MODES, HydroseqRunError, hydroseq_config, run_hydroseq
 from benchmarks.measures import OverheadRun, PaddingRun, TestScores, ToolRun
 from benchmarks.nh import venv as nh_venv
 from benchmarks.nh.runner import NHResult, NHRunError, as_tool_run, run_nh
@@ -66,7 +66,8 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="NeuralHydrology half: auto = use its venv, creating it on a full run only; "
                              "setup = create it if missing; skip = hydroseq only")
     parser.add_argument("--threads", type=int, default=None, help="torch threads for every tool (default: all cores)")
-    parser.add_argument("--modes", default="per_step,sequence", help="hydroseq modes to train")
+    parser.add_argument("--modes", default="per_step,sequence,sequence_bf16", help="hydroseq modes to train, of "
+                        f"{', '.join(BENCHMARK_MODES)}")
     parser.add_argument("--epochs", type=int, default=None, help="epochs of NeuralHydrology and hydroseq sequence")
     parser.add_argument("--per-step-epochs", type=int, default=None, help="epochs of hydroseq per-step")
     parser.add_argument("--max-basins", type=int, default=None,
@@ -150,7 +151,7 @@ def step_benchmarks(protocol: Protocol, data_path: Path, work_dir: Path, modes: 
 
     torch.set_num_threads(protocol.threads)
     padding, overhead, profiles = [], [], []
-    for mode in modes:
+    for mode in [mode for mode in modes if not BENCHMARK_MODES[mode][1]]:  # fp32 steps: one per training mode
         config = hydroseq_config(protocol, mode, data_path, work_dir / "steps")
         data = load_training_data(config)
         if mode == ("sequence" if "sequence" in modes else modes[0]):
@@ -224,6 +225,9 @@ def main(argv: list[str] | None = None) -> int:
     protocol = quick_protocol() if args.quick else full_protocol()
     protocol = with_overrides(protocol, args)
     modes = [mode.strip() for mode in args.modes.split(",") if mode.strip()]
+    unknown = sorted(set(modes) - set(BENCHMARK_MODES))
+    if unknown:
+        raise SystemExit(f"--modes: unknown mode(s) {', '.join(unknown)}; choose from {', '.join(BENCHMARK_MODES)}")
     nh_python, reason = nh_interpreter(args.nh, args.quick)
     skipped = [reason] if reason else []
     scratch = Path(tempfile.mkdtemp(prefix="hydroseq-bench-"))  # kept: the quick report is read from it

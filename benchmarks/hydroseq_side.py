@@ -28,7 +28,11 @@ from hydroseq.config import TrainConfig, load_config
 from hydroseq.fileio import write_text_atomic
 
 BASE_CONFIGS = {mode: REPO_ROOT / "configs" / f"train_caravan_protocol_{mode}.yaml" for mode in ("per_step", "sequence")}
-MODE_NAMES = {"per_step": "hydroseq per-step", "sequence": "hydroseq sequence"}
+# A benchmark mode is a training mode plus hydroseq options that NeuralHydrology has no counterpart for.
+BENCHMARK_MODES = {"per_step": ("per_step", {}), "sequence": ("sequence", {}),
+                   "sequence_bf16": ("sequence", {"bf16": True})}
+MODE_NAMES = {"per_step": "hydroseq per-step", "sequence": "hydroseq sequence",
+              "sequence_bf16": "hydroseq sequence bf16"}
 
 
 class HydroseqRunError(RuntimeError):
@@ -36,8 +40,9 @@ class HydroseqRunError(RuntimeError):
 
 
 def hydroseq_config(protocol: Protocol, mode: str, data_path: Path, work_dir: Path) -> TrainConfig:
-    """hydroseq's protocol config for ``mode`` with the comparison's fixed settings applied."""
-    base = load_config(BASE_CONFIGS[mode], TrainConfig).model_dump(mode="json")
+    """hydroseq's protocol config for benchmark ``mode`` with the comparison's fixed settings applied."""
+    training_mode, options = BENCHMARK_MODES[mode]
+    base = load_config(BASE_CONFIGS[training_mode], TrainConfig).model_dump(mode="json")
     run_dir = work_dir / f"hydroseq_{mode}"
     base["data"].update({
         "path": str(data_path), "dynamic_inputs": list(protocol.dynamic_inputs),
@@ -49,7 +54,8 @@ def hydroseq_config(protocol: Protocol, mode: str, data_path: Path, work_dir: Pa
     base["data"]["min_len"] = min(base["data"]["min_len"], protocol.seq_length)
     base["batching"]["batch_size"] = protocol.batch_size
     base["model"]["hidden_size"] = protocol.hidden_size
-    per_step = mode == "per_step"
+    per_step = training_mode == "per_step"
+    base["training"].update(options)
     base["training"].update({
         "loss": "nse", "threads": protocol.threads, "device": "cpu", "seed": protocol.seed,
         "epochs": protocol.per_step_epochs if per_step else protocol.epochs,
@@ -64,7 +70,7 @@ def hydroseq_config(protocol: Protocol, mode: str, data_path: Path, work_dir: Pa
 def own_choices(config: TrainConfig) -> str:
     """The settings hydroseq chooses itself (not fixed by the protocol), in one line."""
     data, training = config.data, config.training
-    return (f"{data.mode}: lr {training.learning_rate:g} ({training.lr_schedule}), dropout {config.model.dropout}, "
+    return (f"{data.mode}{', bf16 autocast' if training.bf16 else ''}: lr {training.learning_rate:g} ({training.lr_schedule}), dropout {config.model.dropout}, "
             f"min_len {data.min_len}, spin_up {data.spin_up}, {config.batching.strategy} batches, "
             f"patience {training.patience}, eval stride {training.eval_stride or 'max_len // 2'}")
 
@@ -132,12 +138,12 @@ def run_hydroseq(protocol: Protocol, mode: str, data_path: Path, work_dir: Path,
         raise HydroseqRunError(f"hydroseq {mode} exited with status {status}:\n{log_tail(log)}")
     payload = json.loads((run_dir / "result.json").read_text())
     run = as_tool_run(MODE_NAMES[mode], payload, peak_mib, time.perf_counter() - start, own_choices(config),
-                      config.data.spin_up if mode == "per_step" else 0)
+                      config.data.spin_up, sequence_level=config.data.mode == "sequence")
     return run, {name: TestScores(**values) for name, values in payload["baselines"].items()}
 
 
 def as_tool_run(name: str, payload: dict[str, Any], peak_mib: float, wall_s: float, choices: str,
-                spin_up: int) -> ToolRun:
+                spin_up: int, sequence_level: bool) -> ToolRun:
     """The report's view of one hydroseq child's ``result.json``.
 
     Samples and steps per epoch come from the epoch's own rates times its duration (the training
@@ -150,7 +156,7 @@ def as_tool_run(name: str, payload: dict[str, Any], peak_mib: float, wall_s: flo
         seconds = row["epoch_seconds"]
         samples = round(row["samples_per_s"] * seconds)
         valid = round(row["valid_timesteps_per_s"] * seconds)
-        targets = samples if name.endswith("sequence") else valid - samples * spin_up
+        targets = samples if sequence_level else valid - samples * spin_up
         epochs.append(EpochPoint(epoch=int(row["epoch"]) + 1, train_s=seconds, samples=samples, valid_steps=valid,
                                  target_steps=targets, validation_s=row.get("val_seconds", float("nan")),
                                  validation_median_nse=row["val_median_nse"]))

@@ -26,7 +26,8 @@ def test_quick_comparison_writes_the_report(tmp_path: Path) -> None:
     for section in ("## Speed and memory", "## Test-period accuracy", "## Time to accuracy",
                     "## Padding strategies", "## hydroseq pipeline overhead", "## Targets"):
         assert section in markdown
-    for row in ("| hydroseq per-step |", "| hydroseq sequence |", "| baseline: persistence |",
+    for row in ("| hydroseq per-step |", "| hydroseq sequence |", "| hydroseq sequence bf16 |",
+                "| baseline: persistence |",
                 "| baseline: climatology |", "| random, padded |", "| bucketed, padded |", "| random, packed |"):
         assert row in markdown
     assert "commit `" in markdown and "threads per tool:" in markdown

@@ -14,7 +14,7 @@ from hydroseq.config import TrainConfig, load_config
 
 
 @pytest.mark.parametrize("make_protocol", [full_protocol, quick_protocol])
-@pytest.mark.parametrize("mode", ["per_step", "sequence"])
+@pytest.mark.parametrize("mode", ["per_step", "sequence", "sequence_bf16"])
 def test_nh_and_hydroseq_share_every_fixed_setting(make_protocol, mode: str, tmp_path: Path) -> None:
     protocol = make_protocol()
     nh = nh_config(protocol, data_dir=tmp_path, basin_file=tmp_path / "basins.txt", run_dir=tmp_path)
@@ -34,6 +34,18 @@ def test_nh_and_hydroseq_share_every_fixed_setting(make_protocol, mode: str, tmp
         span = getattr(ours.data.splits, period)
         assert nh[f"{period}_start_date"] == nh_date(span.start)
         assert nh[f"{period}_end_date"] == nh_date(span.end)
+
+
+def test_the_bf16_mode_is_the_sequence_mode_with_autocast_only(tmp_path: Path) -> None:
+    sequence = hydroseq_config(full_protocol(), "sequence", tmp_path / "data.nc", tmp_path).model_dump()
+    bf16 = hydroseq_config(full_protocol(), "sequence_bf16", tmp_path / "data.nc", tmp_path).model_dump()
+    assert not sequence["training"]["bf16"] and bf16["training"]["bf16"]
+    bf16["training"]["bf16"] = False
+    for section in ("data", "training", "tracking"):  # run folders are named after the mode
+        for config in (sequence, bf16):
+            config[section] = {key: value for key, value in config[section].items()
+                               if not ("dir" in key or "uri" in key or "root" in key or key == "experiment")}
+    assert bf16 == sequence
 
 
 def test_static_attributes_follow_hydroseqs_per_step_config() -> None:
