@@ -126,6 +126,19 @@ def test_sequence_mode_with_several_leads_validates_every_lead(tmp_path: Path, s
     assert set(report.scores["lead"]) == {1, 3}
 
 
+def test_bf16_autocast_trains_on_the_cpu_close_to_float32(tmp_path: Path, small_nc: Path, straight_run,
+                                                          make_config) -> None:
+    """``training.bf16`` takes effect on the CPU (other weights) and the losses stay within 5 % of float32."""
+    _, fp32 = straight_run
+    config = make_config(tmp_path, small_nc, bf16=True)
+    bf16 = train(config)
+    fp32_weights, bf16_weights = _weights(fp32.output_dir), _weights(bf16.output_dir)
+    assert any(not torch.equal(fp32_weights[name], bf16_weights[name]) for name in fp32_weights)
+    for ours, reference in zip(bf16.history, fp32.history, strict=True):
+        assert ours["train_loss"] == pytest.approx(reference["train_loss"], rel=0.05)
+        assert ours["val_loss"] == pytest.approx(reference["val_loss"], rel=0.05)
+
+
 def test_missing_dataset_is_a_clear_error(tmp_path: Path, make_config) -> None:
     from hydroseq.errors import InputDataError
 
