@@ -67,7 +67,8 @@ def test_pt2_matches_onnx(exported: Path) -> None:
 
 def test_export_from_a_checkpoint_file_via_cli(trained, tmp_path: Path) -> None:
     out = tmp_path / "model"
-    status = main(["export", "--run", str(trained.output_dir / "best.pt"), "--seq-len", "12", "--out", str(out)])
+    with pytest.warns(UserWarning, match="seq_len 12 differs from the training max_len 30"):
+        status = main(["export", "--run", str(trained.output_dir / "best.pt"), "--seq-len", "12", "--out", str(out)])
     assert status == 0
     metadata = ExportMetadata.read(out)
     assert metadata.seq_len == 12 and metadata.run_id == trained.run_id
