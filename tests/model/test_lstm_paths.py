@@ -89,6 +89,22 @@ def test_padded_wrapper_matches_model_and_float32_paths_agree(forcing_batch) -> 
     torch.testing.assert_close(wrapped(x, lengths), model(x, lengths), atol=TOL, rtol=TOL)
 
 
+@pytest.mark.parametrize("path", ["packed", "padded"])
+@pytest.mark.parametrize("mode", ["sequence", "per_step"])
+def test_bf16_autocast_runs_both_paths_close_to_float32(forcing_batch, path: str, mode: str) -> None:
+    """``training.bf16`` wraps the forward in autocast: both paths run in bf16, padding still ignored."""
+    x, lengths = forcing_batch
+    torch.manual_seed(4)
+    model = get_model(ModelConfig(hidden_size=12, embedding_size=6), n_features=3, n_outputs=1, mode=mode)
+    reference = model(x, lengths, path=path)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        low = model(x, lengths, path=path)
+    assert low.dtype == torch.bfloat16
+    if mode == "per_step":
+        reference, low = _valid(reference, lengths), _valid(low, lengths)
+    torch.testing.assert_close(low.float(), reference, atol=2e-2, rtol=2e-2)
+
+
 def test_forget_bias_and_output_shapes() -> None:
     model = get_model(ModelConfig(hidden_size=4, num_layers=2, initial_forget_bias=2.5), 3, 2, "per_step")
     assert torch.all(model.lstm.bias_hh_l1[4:8] == 2.5) and torch.all(model.lstm.bias_ih_l0[4:8] == 0)
