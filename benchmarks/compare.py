@@ -4,8 +4,8 @@
 
 In one invocation and with the same thread count, one after the other: NeuralHydrology's CudaLSTM
 (own venv, child process), hydroseq per-step, sequence and sequence with bf16 autocast (child
-processes), then the in-process step benchmarks (naive padding vs length buckets vs the packed path, and hydroseq's
-pipeline overhead). Writes ``comparison.md`` and ``time_to_accuracy.png`` and prints a summary.
+processes), then the in-process step benchmarks (naive padding vs length buckets vs the packed
+path, and hydroseq's pipeline overhead). Writes ``comparison.md`` and ``time_to_accuracy.png`` and prints a summary.
 
 The full run writes to ``benchmarks/results/``; ``--quick`` (three basins, short periods, one
 epoch: proves the harness, measures nothing worth keeping) writes to a temporary folder.
@@ -151,10 +151,12 @@ def step_benchmarks(protocol: Protocol, data_path: Path, work_dir: Path, modes: 
 
     torch.set_num_threads(protocol.threads)
     padding, overhead, profiles = [], [], []
-    for mode in [mode for mode in modes if not BENCHMARK_MODES[mode][1]]:  # fp32 steps: one per training mode
+    training_modes = list(dict.fromkeys(BENCHMARK_MODES[mode].training_mode for mode in modes))
+    padding_mode = "sequence" if "sequence" in training_modes else training_modes[0]
+    for mode in training_modes:  # float32 steps, once per training mode
         config = hydroseq_config(protocol, mode, data_path, work_dir / "steps")
         data = load_training_data(config)
-        if mode == ("sequence" if "sequence" in modes else modes[0]):
+        if mode == padding_mode:
             padding = measure_padding(config, data.train_set, data.station_std, sizes.padding_batches, sizes.repeats,
                                       max_batch_samples=sizes.max_batch_samples,
                                       packed_batch_samples=sizes.packed_batch_samples)

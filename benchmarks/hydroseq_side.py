@@ -16,6 +16,7 @@ import json
 import shutil
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,11 +29,23 @@ from hydroseq.config import TrainConfig, load_config
 from hydroseq.fileio import write_text_atomic
 
 BASE_CONFIGS = {mode: REPO_ROOT / "configs" / f"train_caravan_protocol_{mode}.yaml" for mode in ("per_step", "sequence")}
-# A benchmark mode is a training mode plus hydroseq options that NeuralHydrology has no counterpart for.
-BENCHMARK_MODES = {"per_step": ("per_step", {}), "sequence": ("sequence", {}),
-                   "sequence_bf16": ("sequence", {"bf16": True})}
-MODE_NAMES = {"per_step": "hydroseq per-step", "sequence": "hydroseq sequence",
-              "sequence_bf16": "hydroseq sequence bf16"}
+
+
+@dataclass(frozen=True)
+class BenchmarkMode:
+    """One hydroseq run of the comparison: a training mode plus hydroseq options that NeuralHydrology
+    has no counterpart for (``training_options`` update the ``training`` section)."""
+
+    name: str
+    training_mode: str
+    training_options: dict[str, Any] = field(default_factory=dict)
+
+
+BENCHMARK_MODES = {
+    "per_step": BenchmarkMode("hydroseq per-step", "per_step"),
+    "sequence": BenchmarkMode("hydroseq sequence", "sequence"),
+    "sequence_bf16": BenchmarkMode("hydroseq sequence bf16", "sequence", {"bf16": True}),
+}
 
 
 class HydroseqRunError(RuntimeError):
@@ -41,8 +54,8 @@ class HydroseqRunError(RuntimeError):
 
 def hydroseq_config(protocol: Protocol, mode: str, data_path: Path, work_dir: Path) -> TrainConfig:
     """hydroseq's protocol config for benchmark ``mode`` with the comparison's fixed settings applied."""
-    training_mode, options = BENCHMARK_MODES[mode]
-    base = load_config(BASE_CONFIGS[training_mode], TrainConfig).model_dump(mode="json")
+    benchmark_mode = BENCHMARK_MODES[mode]
+    base = load_config(BASE_CONFIGS[benchmark_mode.training_mode], TrainConfig).model_dump(mode="json")
     run_dir = work_dir / f"hydroseq_{mode}"
     base["data"].update({
         "path": str(data_path), "dynamic_inputs": list(protocol.dynamic_inputs),
@@ -54,8 +67,8 @@ def hydroseq_config(protocol: Protocol, mode: str, data_path: Path, work_dir: Pa
     base["data"]["min_len"] = min(base["data"]["min_len"], protocol.seq_length)
     base["batching"]["batch_size"] = protocol.batch_size
     base["model"]["hidden_size"] = protocol.hidden_size
-    per_step = training_mode == "per_step"
-    base["training"].update(options)
+    per_step = benchmark_mode.training_mode == "per_step"
+    base["training"].update(benchmark_mode.training_options)
     base["training"].update({
         "loss": "nse", "threads": protocol.threads, "device": "cpu", "seed": protocol.seed,
         "epochs": protocol.per_step_epochs if per_step else protocol.epochs,
@@ -70,8 +83,9 @@ def hydroseq_config(protocol: Protocol, mode: str, data_path: Path, work_dir: Pa
 def own_choices(config: TrainConfig) -> str:
     """The settings hydroseq chooses itself (not fixed by the protocol), in one line."""
     data, training = config.data, config.training
-    return (f"{data.mode}{', bf16 autocast' if training.bf16 else ''}: lr {training.learning_rate:g} ({training.lr_schedule}), dropout {config.model.dropout}, "
-            f"min_len {data.min_len}, spin_up {data.spin_up}, {config.batching.strategy} batches, "
+    precision = ", bf16 autocast" if training.bf16 else ""
+    return (f"{data.mode}{precision}: lr {training.learning_rate:g} ({training.lr_schedule}), "
+            f"dropout {config.model.dropout}, min_len {data.min_len}, spin_up {data.spin_up}, {config.batching.strategy} batches, "
             f"patience {training.patience}, eval stride {training.eval_stride or 'max_len // 2'}")
 
 
@@ -137,7 +151,7 @@ def run_hydroseq(protocol: Protocol, mode: str, data_path: Path, work_dir: Path,
     if status != 0:
         raise HydroseqRunError(f"hydroseq {mode} exited with status {status}:\n{log_tail(log)}")
     payload = json.loads((run_dir / "result.json").read_text())
-    run = as_tool_run(MODE_NAMES[mode], payload, peak_mib, time.perf_counter() - start, own_choices(config),
+    run = as_tool_run(BENCHMARK_MODES[mode].name, payload, peak_mib, time.perf_counter() - start, own_choices(config),
                       config.data.spin_up, sequence_level=config.data.mode == "sequence")
     return run, {name: TestScores(**values) for name, values in payload["baselines"].items()}
 

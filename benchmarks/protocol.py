@@ -110,7 +110,7 @@ def full_protocol(caravan_dir: Path = CARAVAN_DIR) -> Protocol:
     A whole NeuralHydrology epoch over 31 basins x 20 years is about 226,000 samples, 5-20 minutes
     on 2 cores; so an epoch here is capped at 60 updates (15,360 random samples) and there are 8
     of them (per-step hydroseq: up to 200 whole epochs of its 620 year-long chunks, with its own
-    early stopping). The whole run took 13 minutes on the 2 shared cores.
+    early stopping). The whole run, with both sequence runs, took 15 minutes on the 2 cores.
     ``python -m benchmarks.compare --epochs 30 --updates-per-epoch 0`` runs whole epochs (hours).
     """
     return Protocol(
