@@ -9,7 +9,7 @@ import datetime as dt
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, PositiveInt, model_validator
+from pydantic import Field, NonNegativeInt, PositiveInt, model_validator
 
 from hydroseq.config.base import StrictModel
 
@@ -44,8 +44,27 @@ class Splits(StrictModel):
         return self
 
 
+class ObservedTargetHiding(StrictModel):
+    """Training only: hide some observed-target inputs, so the model learns to forecast with a late gauge.
+
+    A hidden step reads as "not observed" (value 0, flag 0), exactly like a missing observation.
+    Each training batch draws anew: single steps, one stretch per chunk, or the whole chunk.
+    """
+
+    step_rate: float = Field(0.02, ge=0.0, le=1.0, description="share of single steps hidden")
+    stretch_rate: float = Field(0.5, ge=0.0, le=1.0, description="share of chunks with one hidden stretch")
+    stretch_max_steps: PositiveInt = Field(30, description="a stretch hides 1..stretch_max_steps steps")
+    chunk_rate: float = Field(0.1, ge=0.0, le=1.0, description="share of chunks hidden throughout")
+
+
 class DataConfig(StrictModel):
-    """Which variables feed the model and how samples are cut from each station's record."""
+    """Which variables feed the model and how samples are cut from each station's record.
+
+    ``leads`` are grid steps after the last input step: ``[0]`` (the per-step default) simulates the
+    target at each input step; positive leads forecast. With ``lagged_target`` the observed target
+    up to each input step is an input (never the target itself: every lead must be >= 1); in
+    per-step mode it comes with an "observed" flag and may be missing or hidden.
+    """
 
     path: Path | None = Field(None, description="ingested NetCDF; `--data` overrides it")
     dynamic_inputs: list[str] = Field(min_length=1)
@@ -57,8 +76,12 @@ class DataConfig(StrictModel):
     max_len: PositiveInt = 365
     min_len: PositiveInt = 30
     spin_up: int = Field(0, ge=0, description="per-step mode: first k steps of a chunk carry no loss")
-    leads: list[PositiveInt] = Field(default_factory=lambda: [1], description="sequence mode: target at t+lead")
-    lagged_target: bool = Field(False, description="sequence mode: observed target up to t as an input")
+    leads: list[NonNegativeInt] | None = Field(
+        None, description="targets at t+lead for every step t (per-step) or the last step (sequence); "
+                          "default [0] per-step (simulation), [1] sequence")
+    lagged_target: bool = Field(False, description="observed target up to t as an input")
+    target_hiding: ObservedTargetHiding | None = Field(
+        None, description="per-step with lagged_target: hide observed-target inputs during training")
     per_station_target_scaling: bool = False
     cache_dir: Path = Path(".hydroseq_cache")
 
@@ -69,6 +92,25 @@ class DataConfig(StrictModel):
         if self.spin_up >= self.max_len:
             raise ValueError(f"spin_up {self.spin_up} leaves no step with a loss at max_len {self.max_len}")
         return self
+
+    @model_validator(mode="after")
+    def _leads(self) -> DataConfig:
+        if self.leads is None:
+            self.leads = [0] if self.mode == "per_step" else [1]
+        if not self.leads or len(set(self.leads)) != len(self.leads):
+            raise ValueError(f"leads must be distinct, got {self.leads}")
+        if self.lagged_target and self.mode == "per_step" and min(self.leads) < 1:
+            raise ValueError("lagged_target needs every lead >= 1: the observed target at t is an input, "
+                             "so the target must lie strictly after it")
+        if self.target_hiding is not None and not (self.lagged_target and self.mode == "per_step"):
+            raise ValueError("target_hiding applies to per-step mode with lagged_target only")
+        return self
+
+    @property
+    def lead_steps(self) -> list[int]:
+        """The resolved leads (never None after validation)."""
+        assert self.leads is not None
+        return list(self.leads)
 
 
 class BatchingConfig(StrictModel):

@@ -18,8 +18,8 @@ class Batch:
     lengths
         int64 ``[B]``, always on the CPU (packing needs them there), descending.
     y
-        float32 scaled target: ``[B, n_leads]`` in sequence mode, ``[B, T]`` in per-step mode;
-        zero where ``mask`` is False.
+        float32 scaled target: ``[B, n_leads]`` in sequence mode, ``[B, T, n_leads]`` in per-step
+        mode (the target at ``t + lead`` for input step ``t``); zero where ``mask`` is False.
     mask
         bool, same shape as ``y``: True where the target is valid and carries a loss (per-step:
         inside the length and after the spin-up).

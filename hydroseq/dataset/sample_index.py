@@ -11,11 +11,13 @@ Sequence mode
 Per-step mode
     The valid runs inside the split's period are cut into consecutive chunks of ``max_len`` steps
     (the last chunk of a run is shorter); a chunk is kept when it has at least ``min_len`` steps and
-    at least one valid target after the spin-up. Missing targets are masked later, not dropped.
+    at least one valid target (at ``t + lead`` for some lead, inside the period) after the spin-up.
+    Missing targets are masked later, not dropped. A lagged target in per-step mode is an input that
+    may be missing (it has a flag), so it does not cut the runs.
 Per-step evaluation
     ``build_sample_index(..., mode="sequence")`` on a per-step config gives the sequence index
-    with lead 0: every valid target time ``t`` of the split, predicted from up to ``max_len``
-    valid steps ending at ``t`` (read the model's last step).
+    with the config's leads: every input time ``t`` whose targets ``t + lead`` lie in the split,
+    predicted from up to ``max_len`` valid steps ending at ``t`` (read the model's last step).
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from hydroseq.fileio import atomic_path
 SplitName = Literal["train", "validation", "test"]
 IndexMode = Literal["per_step", "sequence"]
 # Bump when the sampling rules change, so that caches built by older code are not reused.
-INDEX_RULES_VERSION = 1
+INDEX_RULES_VERSION = 2
 _CONFIG_DIR = object()
 
 
@@ -55,7 +57,7 @@ class SampleIndex:
     mode
         ``per_step`` (one target per input step) or ``sequence`` (targets at ``end + lead``).
     leads
-        Lead times in grid steps (sequence mode; ``(0,)`` for the per-step evaluation index).
+        Lead times in grid steps (``(0,)`` for a per-step simulation model).
     split
         The split the samples belong to.
     key
@@ -97,10 +99,12 @@ def build_sample_index(station_data: StationData, data_config: DataConfig, split
         changes the index, so a restart reads it instead of recomputing.
     mode
         ``None`` follows ``data_config.mode``; ``"sequence"`` on a per-step config gives the
-        per-step evaluation index (lead 0, see the module docstring).
+        per-step evaluation index (see the module docstring).
     """
     mode = mode or data_config.mode
-    leads = _leads(data_config, mode)
+    leads = tuple(data_config.lead_steps)
+    if mode == "per_step" and data_config.mode == "sequence":
+        raise ValueError("a sequence-mode config has no per-step index")
     lagged = data_config.lagged_target and data_config.mode == "sequence"
     key = _cache_key(station_data, data_config, split, mode, leads, lagged)
     cache_dir = data_config.cache_dir if cache_dir is _CONFIG_DIR else cache_dir
@@ -114,14 +118,6 @@ def build_sample_index(station_data: StationData, data_config: DataConfig, split
     if cache_file is not None:
         _write_cache(cache_file, index)
     return index
-
-
-def _leads(data_config: DataConfig, mode: IndexMode) -> tuple[int, ...]:
-    if mode == "per_step":
-        if data_config.mode == "sequence":
-            raise ValueError("a sequence-mode config has no per-step index")
-        return ()
-    return tuple(data_config.leads) if data_config.mode == "sequence" else (0,)
 
 
 def _cache_key(station_data: StationData, data_config: DataConfig, split: str, mode: str,
@@ -145,9 +141,18 @@ def _compute(station_data: StationData, data_config: DataConfig, split: str, mod
         valid_input &= np.isfinite(station_data.target)
     valid_target = np.isfinite(station_data.target)
     if mode == "per_step":
-        return _per_step_chunks(valid_input & in_period, valid_target, data_config)
+        return _per_step_chunks(valid_input & in_period, target_ahead(valid_target & in_period, leads), data_config)
     history_ok = valid_input & in_period if split == "train" else valid_input
     return _sequence_samples(history_ok, valid_target, in_period, leads, data_config)
+
+
+def target_ahead(valid_target: np.ndarray, leads: tuple[int, ...]) -> np.ndarray:
+    """``[station, time]``: True where the target at ``time + lead`` is valid for at least one lead."""
+    ahead = np.zeros_like(valid_target)
+    n_times = valid_target.shape[1]
+    for lead in leads:
+        ahead[:, : n_times - lead] |= valid_target[:, lead:]
+    return ahead
 
 
 def run_length_so_far(valid: np.ndarray) -> np.ndarray:

@@ -9,6 +9,8 @@ import torch
 
 from hydroseq.config import DataConfig
 from hydroseq.dataset.batch import Batch
+from hydroseq.dataset.features import FeatureLayout, build_features
+from hydroseq.dataset.periods import period_mask
 from hydroseq.dataset.sample_index import SampleIndex
 from hydroseq.dataset.scalers import Scalers
 from hydroseq.dataset.station_data import StationData
@@ -17,12 +19,14 @@ from hydroseq.dataset.station_data import StationData
 class SequenceDataset(torch.utils.data.Dataset):
     """Scaled, padded batches of the samples of one :class:`SampleIndex`.
 
-    The inputs are scaled once when the dataset is built; :meth:`gather` then only copies each
-    sample's contiguous block into a preallocated zero-padded array and wraps it with
-    ``torch.from_numpy``. Feature order (see
-    :attr:`feature_names`): the dynamic inputs, the lagged target when ``lagged_target`` is set
-    in sequence mode (the observed target up to the last input step, never after it), then the
-    static attributes repeated on every step.
+    The inputs are scaled once when the dataset is built (:func:`build_features`, the same code
+    the forecast uses); :meth:`gather` then only copies each sample's contiguous block into a
+    preallocated zero-padded array and wraps it with ``torch.from_numpy``. Feature order: see
+    :class:`FeatureLayout` and :attr:`feature_names`.
+
+    Per-step targets are the target at ``t + lead`` for every input step ``t`` and lead, and only
+    where ``t + lead`` lies inside the split's period: a chunk's inputs may come from earlier, its
+    targets never.
 
     Memory: one float32 copy of all features on every step plus the target, about
     ``stations x steps x (features + 1) x 4`` bytes per dataset (12 MB for the 31 bundled basins).
@@ -34,20 +38,21 @@ class SequenceDataset(torch.utils.data.Dataset):
         self.n_times = station_data.n_times
         self.spin_up = data_config.spin_up if index.mode == "per_step" else 0
         self.leads = np.asarray(index.leads, dtype=np.int64)
-        target = scalers.transform_target(station_data.target, list(station_data.station_ids))
-        dynamic = scalers.transform_inputs(station_data.dynamic)
-        lagged = data_config.lagged_target and index.mode == "sequence" and 0 not in index.leads
-        if lagged:
-            dynamic = np.concatenate([dynamic, target[..., None]], axis=-1)
-        static = scalers.transform_static(station_data.static)
-        features = np.concatenate(
-            [dynamic, np.broadcast_to(static[:, None, :], (*dynamic.shape[:2], static.shape[-1]))], axis=-1)
+        self.layout = FeatureLayout.for_model(station_data, data_config.mode, data_config.lagged_target)
+        features, _ = build_features(station_data, scalers, self.layout)
         # Static attributes are stored on every step so that a sample is one contiguous block.
-        self._features = np.ascontiguousarray(np.nan_to_num(features.reshape(-1, features.shape[-1])))
-        self._target_flat = np.ascontiguousarray(target.reshape(-1))
-        self.feature_names: list[str] = (list(station_data.dynamic_names)
-                                         + ([f"{station_data.target_name}_lagged"] if lagged else [])
-                                         + list(station_data.static_names))
+        self._features = np.ascontiguousarray(features.reshape(-1, features.shape[-1]))
+        target = scalers.transform_target(station_data.target, list(station_data.station_ids))
+        if index.mode == "per_step":
+            in_split = period_mask(station_data.times, getattr(data_config.splits, index.split),
+                                   station_data.grid_timezone, station_data.grid_day_boundary)
+            target = np.where(in_split, target, np.nan)
+        # max(leads) NaN steps after each station, so that t + lead never reads the next station.
+        self._row_steps = self.n_times + int(self.leads.max())
+        padded = np.full((station_data.n_stations, self._row_steps), np.nan, np.float32)
+        padded[:, : self.n_times] = target
+        self._target_flat = padded.reshape(-1)
+        self.feature_names: list[str] = self.layout.names
 
     def __len__(self) -> int:
         return len(self.index)
@@ -87,21 +92,24 @@ class SequenceDataset(torch.utils.data.Dataset):
         if steps < lengths[0]:
             raise ValueError(f"pad_to {pad_to} is shorter than the longest sample ({lengths[0]})")
         first_row = station * self.n_times + end - lengths + 1
+        first_target = station * self._row_steps + end - lengths + 1
         x = np.zeros((len(order), steps, self.n_features), dtype=np.float32)
         per_step = self.index.mode == "per_step"
-        y = np.full((len(order), steps), np.nan, np.float32) if per_step else None
+        y = np.full((len(order), steps, len(self.leads)), np.nan, np.float32) if per_step else None
         # One contiguous block copy per sample (B small copies): 2x faster than a single vectorised
         # np.take over all (sample, step) rows on 256 x 365-step batches, equal on small batches
         # (benchmarks/bench_batching.py).
-        for row, (first, length) in enumerate(zip(first_row.tolist(), lengths.tolist())):
+        for row, (first, first_y, length) in enumerate(zip(first_row.tolist(), first_target.tolist(),
+                                                            lengths.tolist())):
             x[row, :length] = self._features[first: first + length]
             if per_step:
-                y[row, :length] = self._target_flat[first: first + length]
+                for column, lead in enumerate(self.leads.tolist()):
+                    y[row, :length, column] = self._target_flat[first_y + lead: first_y + lead + length]
         if per_step:
             mask = np.isfinite(y)
             mask[:, : self.spin_up] = False
         else:
-            y = self._target_flat[(station * self.n_times + end)[:, None] + self.leads]
+            y = self._target_flat[(station * self._row_steps + end)[:, None] + self.leads]
             mask = np.isfinite(y)
         y = np.where(mask, y, np.float32(0))
         return Batch(x=torch.from_numpy(x), lengths=torch.from_numpy(lengths), y=torch.from_numpy(y),

@@ -100,11 +100,11 @@ def _metadata(config: TrainConfig, state: dict[str, Any], seq_len: int, provenan
     data = config.data
     scalers = state.get("scalers")
     scalers_dict = json.loads(scalers) if isinstance(scalers, str) else dict(scalers or {})
-    leads = [0] if state["mode"] == "per_step" else [int(lead) for lead in data.leads]
+    leads = [int(lead) for lead in data.lead_steps]
     return ExportMetadata(
         seq_len=seq_len, feature_names=[str(name) for name in state.get("feature_names", [])],
         dynamic_inputs=list(data.dynamic_inputs), static_inputs=list(data.static_inputs),
-        target=data.target, lagged_target=bool(data.lagged_target and state["mode"] == "sequence"),
+        target=data.target, lagged_target=bool(data.lagged_target),
         mode=str(state["mode"]), leads=leads, min_len=int(data.min_len), scalers=scalers_dict,
         grid_frequency=provenance.grid_frequency, grid_timezone=provenance.grid_timezone,
         grid_day_boundary=provenance.grid_day_boundary, run_id=str(state.get("run_id") or ""),

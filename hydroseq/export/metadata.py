@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hydroseq.dataset.features import FeatureLayout
 from hydroseq.errors import InputDataError
 
 METADATA_FILE = "metadata.json"
@@ -30,13 +31,14 @@ class ExportMetadata:
     seq_len
         The fixed input length N: inputs are ``x[B, N, F]`` right-padded, with ``lengths[B]``.
     feature_names
-        The F input features in model order: dynamic inputs, then the lagged target if used, then
-        static attributes (repeated on every step).
+        The F input features in model order (:class:`hydroseq.dataset.FeatureLayout`): dynamic
+        inputs, then the lagged target and its "observed" flag if used, then static attributes
+        (repeated on every step).
     dynamic_inputs, static_inputs, target, lagged_target
         The data config's variables, as trained.
     mode, leads
-        ``per_step`` models predict the target of the last input step (lead 0); ``sequence``
-        models predict the target ``lead`` steps after it, one output per lead.
+        Both predict the target ``lead`` steps after the last input step, one output per lead
+        (lead 0: a per-step simulation of the last step itself).
     min_len
         Fewest valid steps a sequence needed in training; shorter histories are not forecast.
     scalers
@@ -74,6 +76,11 @@ class ExportMetadata:
     files: dict[str, str] = field(default_factory=dict)
     train_config: dict[str, Any] = field(default_factory=dict)
     format_version: int = METADATA_FORMAT_VERSION
+
+    def feature_layout(self) -> FeatureLayout:
+        """The features this model reads, as the dataset stage builds them."""
+        return FeatureLayout(tuple(self.dynamic_inputs), tuple(self.static_inputs), self.target,
+                             self.lagged_target, self.lagged_target and self.mode == "per_step")
 
     def to_json(self) -> str:
         """JSON text of all fields, in field order.

@@ -1,4 +1,4 @@
-"""The forecast as a flat CSV table: ``station,issue_time,lead,valid_time,value``."""
+"""The forecast as a flat CSV table: ``station,issue_time,lead,valid_time,value[,observation_age_hours]``."""
 
 from __future__ import annotations
 
@@ -28,19 +28,23 @@ def write_forecast_csv(result: ForecastResult, path: str | Path) -> Path:
     """Write one row per issue time, station and lead, atomically.
 
     ``lead`` is in grid steps; times are UTC interval ends. Rows where the station could not be
-    forecast at that issue time are left out (they are listed in the run's report instead).
+    forecast at that issue time are left out (they are listed in the run's report instead). Models
+    that read the observed target add ``observation_age_hours`` (how late the gauge was).
     """
     path = Path(path)
     valid_times = result.valid_times
+    ages = result.observation_age_hours
+    columns = CSV_COLUMNS + (("observation_age_hours",) if ages is not None else ())
     with atomic_path(path) as tmp, open(tmp, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle, lineterminator="\n")
-        writer.writerow(CSV_COLUMNS)
+        writer.writerow(columns)
         for i, issue in enumerate(result.issue_times):
             issue_text = format_time(issue)
             for s, station in enumerate(result.stations):
                 if np.isnan(result.values[i, s]).all():
                     continue
+                age = () if ages is None else (format_value(ages[i, s]),)
                 for k, lead in enumerate(result.leads):
                     writer.writerow((station, issue_text, int(lead), format_time(valid_times[i, k]),
-                                     format_value(result.values[i, s, k])))
+                                     format_value(result.values[i, s, k]), *age))
     return path

@@ -1,49 +1,24 @@
-"""Model inputs for a forecast: the same scaled features, in the same order, as in training.
+"""Model inputs for a forecast: the features the dataset stage builds, cut into fixed-length windows.
 
-This mirrors :class:`hydroseq.dataset.SequenceDataset` (dynamic inputs, the lagged target when the
-model used it, static attributes repeated on every step) without importing torch; the forecast
-tests check that both give identical arrays on the bundled data, and :func:`feature_names` is
-compared with the exported model's list at run time.
+The features themselves come from :func:`hydroseq.dataset.build_features` (the one owner, shared
+with training); this module only picks each station's window ending at the issue step.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from hydroseq.dataset import Scalers, StationData, run_length_so_far
-from hydroseq.export.metadata import ExportMetadata
+from hydroseq.dataset import run_length_so_far
 
 
-def lagged_name(target: str) -> str:
-    """Name of the lagged-target feature (as the dataset stage names it)."""
-    return f"{target}_lagged"
+def observation_age(target: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """``[station, len(ends)]``: grid steps from the newest observed target at or before each end step.
 
-
-def uses_lagged_target(metadata: ExportMetadata) -> bool:
-    """Whether the model's inputs include the observed target up to the issue step."""
-    return lagged_name(metadata.target) in metadata.feature_names
-
-
-def feature_names(data: StationData, lagged: bool) -> list[str]:
-    """The feature order built by :func:`scaled_features`."""
-    return [*data.dynamic_names, *([lagged_name(data.target_name)] if lagged else []), *data.static_names]
-
-
-def scaled_features(data: StationData, scalers: Scalers, lagged: bool) -> tuple[np.ndarray, np.ndarray]:
-    """``features [station, step, F]`` (float32, NaN replaced by 0) and ``valid [station, step]``.
-
-    A step is valid when every dynamic input (and the target, if lagged) is present there.
+    0 when the target is observed at the end step itself; NaN when none is observed in the window.
     """
-    dynamic = scalers.transform_inputs(data.dynamic)
-    valid = np.isfinite(dynamic).all(axis=-1)
-    if lagged:
-        target = scalers.transform_target(data.target, list(data.station_ids))
-        dynamic = np.concatenate([dynamic, target[..., None]], axis=-1)
-        valid &= np.isfinite(target)
-    static = scalers.transform_static(data.static)
-    repeated = np.broadcast_to(static[:, None, :], (*dynamic.shape[:2], static.shape[-1]))
-    features = np.concatenate([dynamic, repeated], axis=-1).astype(np.float32, copy=False)
-    return np.nan_to_num(features, copy=False), valid
+    steps = np.arange(target.shape[1])
+    newest = np.maximum.accumulate(np.where(np.isfinite(target), steps, -1), axis=1)[:, ends]
+    return np.where(newest >= 0, ends[None, :] - newest, np.nan)
 
 
 def history_lengths(valid: np.ndarray, ends: np.ndarray, seq_len: int) -> np.ndarray:

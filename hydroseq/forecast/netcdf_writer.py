@@ -104,3 +104,9 @@ def _write_values(nc: netCDF4.Dataset, result: ForecastResult, issue_dims: tuple
     coordinates += [name for name in ("station_name", "lat", "lon") if name in nc.variables]
     variable.setncatts({"long_name": result.long_name or f"forecast {result.variable}",
                         "units": result.units, "coordinates": " ".join(coordinates)})
+    if result.observation_age_hours is not None:
+        age = nc.createVariable("observation_age", "f4", issue_dims + ("station",), fill_value=np.float32(np.nan))
+        ages = np.asarray(result.observation_age_hours, dtype=np.float32)
+        age[...] = ages[0] if not issue_dims else ages
+        age.setncatts({"long_name": f"time from the newest observed {result.variable} to the issue time "
+                                    "(the model read it as not observed after that)", "units": "hours"})

@@ -36,6 +36,10 @@ class ForecastResult:
         ``{station: reason}`` for stations that could not be forecast at any issue time.
     station_names, lats, lons
         Optional station metadata copied from the dataset into the NetCDF output.
+    observation_age_hours
+        float32 ``[issue time, station]``: hours from the newest observed target to the issue
+        time (0: observed at the issue step; NaN: none in the model's window), for models that
+        read the observed target; None otherwise. A late gauge is forecast, not skipped.
     """
 
     issue_times: np.ndarray
@@ -51,6 +55,7 @@ class ForecastResult:
     station_names: tuple[str, ...] | None = None
     lats: np.ndarray | None = None
     lons: np.ndarray | None = None
+    observation_age_hours: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         expected = (len(self.issue_times), len(self.stations), len(self.leads))

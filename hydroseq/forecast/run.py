@@ -11,14 +11,13 @@ from rich.console import Console
 from tqdm import tqdm
 
 from hydroseq import __version__
-from hydroseq.dataset import Scalers, StationData
+from hydroseq.dataset import FeatureLayout, Scalers, StationData, build_features
 from hydroseq.errors import InputDataError
 from hydroseq.export import ExportedModel
 from hydroseq.export.metadata import METADATA_FILE, ONNX_FILE
 from hydroseq.forecast.csv_writer import write_forecast_csv
 from hydroseq.forecast.data_window import IngestedFile, StationInfo
-from hydroseq.forecast.features import (feature_names, gather_windows, history_lengths, scaled_features,
-                                        uses_lagged_target)
+from hydroseq.forecast.features import gather_windows, history_lengths, observation_age
 from hydroseq.forecast.hindcast import score_hindcast, write_scores_csv
 from hydroseq.forecast.issue_time import GridClock, label_index_at_or_before, parse_issue_times
 from hydroseq.forecast.netcdf_writer import write_forecast_netcdf
@@ -77,16 +76,16 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
         plan = _plan(source, issue_time, metadata.seq_len, max(metadata.leads))
         data = source.read(plan.start, plan.stop)
         info = source.info()
-    _check_feature_order(Path(model_dir) / METADATA_FILE, data, scalers, uses_lagged_target(metadata),
-                         metadata.feature_names)
-    lagged = uses_lagged_target(metadata)
-    features, valid = scaled_features(data, scalers, lagged)
+    layout = metadata.feature_layout()
+    _check_feature_order(Path(model_dir) / METADATA_FILE, data, scalers, layout, metadata.feature_names)
+    features, valid = build_features(data, scalers, layout)
     local_ends = plan.ends - plan.start
     lengths = history_lengths(valid, local_ends, metadata.seq_len)
     needed = min(metadata.min_len, metadata.seq_len)
     values = _predict(model, scalers, data.station_ids, features, local_ends, lengths, needed, batch_size,
                       progress=plan.is_range)
-    result = _result(model, data, info, plan, values, _skip_reasons(data, valid, lengths, local_ends, needed))
+    age = observation_age(data.target, local_ends).T if layout.observed_flag else None
+    result = _result(model, data, info, plan, values, _skip_reasons(data, valid, lengths, local_ends, needed), age)
     n_forecast = int(np.isfinite(values).any(axis=(0, 2)).sum())
     if n_forecast == 0:  # nothing to publish: leave any earlier files alone and let the scheduler act
         print_summary(result, n_forecast, [], console)
@@ -103,10 +102,10 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
     return EXIT_OK
 
 
-def _check_feature_order(path: Path, data: StationData, scalers: Scalers, lagged: bool,
+def _check_feature_order(path: Path, data: StationData, scalers: Scalers, layout: FeatureLayout,
                          expected: list[str]) -> None:
     """The model's feature list, the scalers and the features built here must agree name by name."""
-    built = feature_names(data, lagged)
+    built = layout.names
     if built != expected:
         raise InputDataError(path, f"feature order {expected} differs from what the forecast builds: {built}")
     if list(scalers.dynamic_names) != list(data.dynamic_names) or list(scalers.static_names) != list(data.static_names):
@@ -179,7 +178,7 @@ def _skip_reasons(data: StationData, valid: np.ndarray, lengths: np.ndarray, end
 
 
 def _result(model: ExportedModel, data: StationData, info: StationInfo, plan: Plan, values: np.ndarray,
-            skipped: dict[str, str]) -> ForecastResult:
+            skipped: dict[str, str], age_steps: np.ndarray | None) -> ForecastResult:
     metadata = model.metadata
     step = pd.Timedelta(data.times[1] - data.times[0]) if len(data.times) > 1 else pd.Timedelta(metadata.grid_frequency)
     attributes = {
@@ -195,6 +194,7 @@ def _result(model: ExportedModel, data: StationData, info: StationInfo, plan: Pl
         leads=np.asarray(metadata.leads, dtype=np.int64), step=step, values=values, variable=metadata.target,
         units=info.target_units, long_name=f"forecast of {info.target_long_name}", attributes=attributes,
         skipped=skipped, station_names=info.names, lats=info.lats, lons=info.lons,
+        observation_age_hours=None if age_steps is None else (age_steps * (step / pd.Timedelta(hours=1))).astype(np.float32),
     )
 
 

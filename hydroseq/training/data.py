@@ -35,8 +35,8 @@ class TrainingData:
 
     @property
     def n_outputs(self) -> int:
-        """Outputs per sequence (one per lead) or per step (one)."""
-        return len(self.train_set.index.leads) if self.train_set.index.mode == "sequence" else 1
+        """Outputs per sequence (sequence mode) or per step (per-step mode): one per lead."""
+        return len(self.train_set.index.leads)
 
 
 def resolve_data_path(config: TrainConfig, data_path: str | Path | None) -> Path:

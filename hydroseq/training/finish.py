@@ -62,7 +62,8 @@ def finish_run(config: TrainConfig, data: TrainingData, out_dir: Path, device: t
     best_path = out_dir / "best.pt" if (out_dir / "best.pt").exists() else out_dir / "last.pt"
     model, _ = ckpt.model_from_checkpoint(ckpt.load_checkpoint(best_path))
     model.to(device)
-    report = report_split(model, data.station_data, data.scalers, config, "validation", device, out_dir)
+    report = report_split(model, data.station_data, data.scalers, config, "validation", device, out_dir,
+                          late_gauge=False)
     print_report(report, "validation (best epoch)")
     mlflow.log_metrics(report.summary)
     mlflow.log_artifact(str(best_path), tracking.BEST_CHECKPOINT_ARTIFACT)

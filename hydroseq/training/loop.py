@@ -25,6 +25,7 @@ from hydroseq.model import get_model, masked_mse, nse_loss
 from hydroseq.training import checkpoint as ckpt
 from hydroseq.training import distributed
 from hydroseq.training import tracking
+from hydroseq.training.augment import hide_observed
 from hydroseq.training.data import TrainingData, load_training_data
 from hydroseq.training.predict import predict_split
 from hydroseq.training.runtime import EarlyStopping, lr_factor, peak_memory_mb, resolve_lstm_path, set_threads
@@ -139,9 +140,11 @@ def train_one_epoch(model: torch.nn.Module, optimizer: torch.optim.Optimizer, lo
         if step >= total_batches:
             break
         batch = batch.to(device, non_blocking=True)
+        if config.data.target_hiding is not None:
+            batch = hide_observed(batch, data.train_set.layout, config.data.target_hiding)
         with torch.autocast(device.type, dtype=torch.bfloat16, enabled=cfg.bf16):
             pred = model(batch.x, batch.lengths)
-        pred = pred.float().squeeze(-1) if config.data.mode == "per_step" else pred.float()
+        pred = pred.float()
         if cfg.loss == "nse":
             loss = nse_loss(pred, batch.y, batch.mask, station_std[batch.station])
         else:

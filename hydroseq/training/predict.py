@@ -5,7 +5,12 @@ training): each window predicts its last ``stride`` steps, so every prediction h
 ``max_len - stride + 1`` steps of history (or the whole valid history, when that is shorter) and the
 cost is about ``max_len / stride`` forward steps per predicted step. ``stride = 1`` reads every
 target from its own full window (NeuralHydrology's way; exact but ``max_len`` times the cost).
-Sequence models predict ``target(end + lead)`` for every sample of the split.
+Sequence models predict ``target(end + lead)`` for every sample of the split. Per-step forecast
+models predict ``target(t + lead)`` at every step ``t``; both are stored at the valid time ``t + lead``.
+
+``hide_last`` scores a model with a lagged target as if the gauge were late: the observed target of
+the last ``k`` steps up to each issue step reads "not observed" (every window then predicts only its
+last step, stride 1); ``ALWAYS_HIDDEN`` hides it everywhere (the model as a simulation).
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ import torch
 from hydroseq.config import DataConfig
 from hydroseq.dataset import SampleIndex, Scalers, SequenceDataset, StationData, build_sample_index, period_mask
 from hydroseq.model import LSTMModel
+
+ALWAYS_HIDDEN = -1
 
 
 @dataclass(frozen=True)
@@ -75,7 +82,7 @@ def _position_from_group_end(group: np.ndarray) -> np.ndarray:
 @torch.inference_mode()
 def predict_split(model: LSTMModel, station_data: StationData, scalers: Scalers, data_config: DataConfig,
                   split: str, device: torch.device, batch_size: int = 512, stride: int | None = None,
-                  show_progress: bool = False) -> SplitPrediction:
+                  show_progress: bool = False, hide_last: int = 0) -> SplitPrediction:
     """Run ``model`` over ``split`` and return observed and simulated target on the grid.
 
     Parameters
@@ -83,17 +90,25 @@ def predict_split(model: LSTMModel, station_data: StationData, scalers: Scalers,
     stride
         Per-step models only: steps predicted per window (default ``max_len // 2``, see the
         module docstring).
+    hide_last
+        Hide the observed-target input for the last ``k`` steps up to each issue step (0: hide
+        nothing; :data:`ALWAYS_HIDDEN`: everywhere). Per-step models with a lagged target only.
     """
     model.eval()
     per_step = data_config.mode == "per_step"
     index = build_sample_index(station_data, data_config, split, mode="sequence")
+    leads = index.leads
     stride = min(stride or max(1, data_config.max_len // 2), data_config.max_len)
-    wanted = np.zeros((station_data.n_stations, station_data.n_times), dtype=bool)
-    wanted[index.station, index.end] = True
+    if hide_last > 0:
+        stride = 1
+    wanted = np.zeros((len(leads), station_data.n_stations, station_data.n_times), dtype=bool)
+    for column, lead in enumerate(leads):
+        wanted[column, index.station, index.end + lead] = True
     if per_step:
         index = anchor_windows(index, stride)
     dataset = SequenceDataset(station_data, scalers, index, data_config)
-    leads = (0,) if per_step else tuple(data_config.leads)
+    if hide_last and dataset.layout.flag_column is None:
+        raise ValueError("hide_last needs a per-step model with a lagged target")
     scaled = np.full((len(leads), station_data.n_stations, station_data.n_times), np.nan, dtype=np.float64)
     batches = range(0, len(index), batch_size)
     if show_progress:
@@ -101,15 +116,15 @@ def predict_split(model: LSTMModel, station_data: StationData, scalers: Scalers,
         batches = tqdm(batches, desc=f"predict {split}", unit="batch", leave=False, disable=None)
     for first in batches:
         batch = dataset.gather(np.arange(first, min(first + batch_size, len(index))))
-        out = model(batch.x.to(device), batch.lengths).float().cpu().numpy()
+        x = _hide_last_steps(batch.x, batch.lengths, dataset, hide_last) if hide_last else batch.x
+        out = model(x.to(device), batch.lengths).float().cpu().numpy()
         station, end, lengths = batch.station.numpy(), batch.end.numpy(), batch.lengths.numpy()
-        if per_step:
-            _scatter_per_step(scaled[0], out[..., 0], station, end, lengths, stride)
-        else:
-            for column, lead in enumerate(leads):
+        for column, lead in enumerate(leads):
+            if per_step:
+                _scatter_per_step(scaled[column], out[..., column], station, end + lead, lengths, stride)
+            else:
                 scaled[column, station, end + lead] = out[:, column]
-    if per_step:
-        scaled[0][~wanted] = np.nan  # steps the index does not hold (too little history, no target)
+    scaled[~wanted] = np.nan  # steps the index does not hold (too little history, no target)
     in_split = period_mask(station_data.times, getattr(data_config.splits, split), station_data.grid_timezone,
                            station_data.grid_day_boundary)
     station_ids = list(station_data.station_ids)
@@ -122,9 +137,23 @@ def predict_split(model: LSTMModel, station_data: StationData, scalers: Scalers,
                            obs_scaled=scalers.transform_target(obs, station_ids).astype(np.float64))
 
 
+def _hide_last_steps(x: torch.Tensor, lengths: torch.Tensor, dataset: SequenceDataset, k: int) -> torch.Tensor:
+    """``x`` with the observed target hidden on the last ``k`` valid steps of each row (all if k < 0)."""
+    position = torch.arange(x.shape[1])[None, :]
+    hidden = position >= (lengths[:, None] - k) if k > 0 else torch.ones_like(position, dtype=torch.bool)
+    keep = ~hidden
+    x = x.clone()
+    x[..., dataset.layout.lagged_column] *= keep
+    x[..., dataset.layout.flag_column] *= keep
+    return x
+
+
 def _scatter_per_step(grid: np.ndarray, out: np.ndarray, station: np.ndarray, end: np.ndarray,
                       lengths: np.ndarray, stride: int) -> None:
-    """Write the last ``min(stride, length)`` outputs of each window onto ``grid[station, time]``."""
+    """Write the last ``min(stride, length)`` outputs of each window onto ``grid[station, time]``.
+
+    ``end`` is the grid index the window's last output belongs to (its last input step + lead).
+    """
     back = np.arange(stride)
     rows = np.repeat(np.arange(len(end)), stride)
     offsets = np.tile(back, len(end))

@@ -17,10 +17,17 @@ from hydroseq.fileio import atomic_path
 from hydroseq.model import LSTMModel
 from hydroseq.training.baselines import doy_climatology, local_day_of_year, persistence
 from hydroseq.training.plots import pick_stations, plot_hydrographs
-from hydroseq.training.predict import SplitPrediction, predict_split
+from hydroseq.training.predict import ALWAYS_HIDDEN, SplitPrediction, predict_split
 from hydroseq.training.scoring import score_stations, summarise
 
 FORECASTS = ("model", "persistence", "climatology")
+# Late-gauge scenarios scored for models that read the observed target: hidden for the last k steps.
+HIDDEN_SCENARIOS = (1, 7, ALWAYS_HIDDEN)
+
+
+def scenario_name(hidden: int) -> str:
+    """``model``, ``model_hidden7`` or ``model_always_hidden``: how the forecast row is labelled."""
+    return {0: "model", ALWAYS_HIDDEN: "model_always_hidden"}.get(hidden, f"model_hidden{hidden}")
 
 
 @dataclass
@@ -31,7 +38,9 @@ class SplitReport:
     ----------
     scores
         Long table: one row per station, lead and forecast (``model``, ``persistence``,
-        ``climatology``) with the metrics of :func:`hydroseq.metrics.all_metrics`.
+        ``climatology``; for models reading the observed target also ``model_hidden<k>`` with
+        ``persistence_hidden<k>``, the newest observation k steps before the issue time, and
+        ``model_always_hidden``) with the metrics of :func:`hydroseq.metrics.all_metrics`.
     summary
         ``{"<split>_<forecast>_lead<k>_median_nse": ...}``, medians and means over stations, plus
         ``<split>_lead<k>_stations_beating_persistence``.
@@ -46,28 +55,45 @@ class SplitReport:
 
 
 def baseline_forecasts(station_data: StationData, config: TrainConfig, prediction: SplitPrediction,
-                       lead: int) -> dict[str, np.ndarray]:
-    """Persistence (``Q(t) = Q(t - lead)``, at least one step) and training-period day-of-year climatology."""
+                       lead: int, hidden: tuple[int, ...] = ()) -> dict[str, np.ndarray]:
+    """Persistence (``Q(t) = Q(t - lead)``, at least one step) and training-period day-of-year climatology.
+
+    For each ``k`` in ``hidden`` (k >= 1) also ``persistence_hidden<k>``: ``Q(t) = Q(t - lead - k)``,
+    what an operator has when the gauge is k steps late.
+    """
     times = station_data.times
     in_train = period_mask(times, config.data.splits.train, station_data.grid_timezone,
                            station_data.grid_day_boundary)
     day = local_day_of_year(times, station_data.grid_timezone, station_data.grid_day_boundary)
     climatology = doy_climatology(station_data.target, day, in_train)
     persisted = persistence(station_data.target, max(lead, 1))
-    return {"persistence": persisted[:, prediction.in_split], "climatology": climatology[:, prediction.in_split]}
+    late = {f"persistence_hidden{k}": persistence(station_data.target, lead + k)[:, prediction.in_split]
+            for k in hidden if k > 0}
+    return {"persistence": persisted[:, prediction.in_split], "climatology": climatology[:, prediction.in_split],
+            **late}
 
 
 def report_split(model: LSTMModel, station_data: StationData, scalers: Scalers, config: TrainConfig, split: str,
-                 device: torch.device, out_dir: str | Path, n_plots: int = 4) -> SplitReport:
-    """Predict ``split``, score model and baselines per station, write a CSV and a few hydrographs."""
+                 device: torch.device, out_dir: str | Path, n_plots: int = 4,
+                 late_gauge: bool = True) -> SplitReport:
+    """Predict ``split``, score model and baselines per station, write a CSV and a few hydrographs.
+
+    ``late_gauge`` adds the :data:`HIDDEN_SCENARIOS` for models that read the observed target (the
+    finite ones predict every step from its own window: ``max_len`` times the cost of the plain score).
+    """
     out_dir = Path(out_dir)
-    prediction = predict_split(model, station_data, scalers, config.data, split, device,
-                               batch_size=config.batching.batch_size, stride=config.training.eval_stride,
-                               show_progress=True)
+    reads_observed = config.data.lagged_target and config.data.mode == "per_step"
+    hidden = HIDDEN_SCENARIOS if late_gauge and reads_observed else ()
+    predictions = {scenario: predict_split(model, station_data, scalers, config.data, split, device,
+                                           batch_size=config.batching.batch_size, stride=config.training.eval_stride,
+                                           show_progress=True, hide_last=scenario)
+                   for scenario in (0, *hidden)}
+    prediction = predictions[0]
     station_ids = list(station_data.station_ids)
     frames, summary = [], {}
     for row, lead in enumerate(prediction.leads):
-        forecasts = {"model": prediction.sim[row], **baseline_forecasts(station_data, config, prediction, lead)}
+        forecasts = {scenario_name(scenario): predicted.sim[row] for scenario, predicted in predictions.items()}
+        forecasts.update(baseline_forecasts(station_data, config, prediction, lead, hidden))
         by_forecast = {name: score_stations(prediction.obs, sim, station_ids) for name, sim in forecasts.items()}
         for name, scores in by_forecast.items():
             frames.append(scores.assign(lead=lead, forecast=name))

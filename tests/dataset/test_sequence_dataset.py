@@ -87,17 +87,18 @@ def test_per_step_mask_covers_valid_targets_after_spin_up_inside_the_length(per_
     data, scalers, index, dataset, config = per_step_set
     positions = np.arange(len(dataset))
     batch = dataset.gather(positions)
-    assert batch.y.shape == batch.mask.shape == batch.x.shape[:2]
-    assert not batch.mask[:, : config.spin_up].any()
+    assert batch.y.shape == batch.mask.shape == (*batch.x.shape[:2], 1)  # one lead: 0 (simulation)
+    y, mask = batch.y[..., 0], batch.mask[..., 0]
+    assert not mask[:, : config.spin_up].any()
     for row in range(len(batch)):
         s, end, length = int(batch.station[row]), int(batch.end[row]), int(batch.lengths[row])
         observed = data.target[s, end - length + 1: end + 1]
         expected_mask = np.isfinite(observed)
         expected_mask[: config.spin_up] = False
-        assert batch.mask[row, :length].numpy().tolist() == expected_mask.tolist()
-        assert not batch.mask[row, length:].any()
+        assert mask[row, :length].numpy().tolist() == expected_mask.tolist()
+        assert not mask[row, length:].any()
         scaled = scalers.transform_target(observed)
-        np.testing.assert_allclose(batch.y[row, :length].numpy()[expected_mask], scaled[expected_mask], rtol=1e-6)
+        np.testing.assert_allclose(y[row, :length].numpy()[expected_mask], scaled[expected_mask], rtol=1e-6)
     assert (~np.isfinite(data.target[:, -60:])).any()  # there are masked (not dropped) missing targets
 
 

@@ -2,8 +2,9 @@
 
 The reference is what training computes: samples from the dataset stage's own index and
 ``SequenceDataset.gather`` (padded, sorted), run through ``LSTMModel`` on the packed path. The
-forecast builds its inputs independently (a window of the file, its own feature assembly); the
-test checks the inputs are identical and the predictions agree within 1e-5.
+forecast builds its inputs its own way (a window of the file, cut per station, with the feature
+builder both stages share); the test checks the inputs are identical and the predictions agree
+within 1e-5.
 """
 
 from __future__ import annotations
@@ -22,12 +23,14 @@ from hydroseq.export.exporter import DataProvenance, export_trained_model
 from hydroseq.export.network import reference_prediction
 from hydroseq.export.source import read_provenance
 from hydroseq.forecast.data_window import IngestedFile
-from hydroseq.forecast.features import gather_windows, history_lengths, scaled_features, uses_lagged_target
+from hydroseq.dataset import build_features
+from hydroseq.forecast.features import gather_windows, history_lengths
 from hydroseq.model import get_model
 from hydroseq.training.checkpoint import load_checkpoint, model_from_checkpoint
 
 ISSUE_LABEL = "2014-06-01T08:00"  # inside the test period, with observed flow at every lead
 SHORT = {"01052500": 1, "02011460": 4, "03144000": 9, "05057200": 17, "08066300": 29}  # valid steps at T
+LATE_GAUGE = {"01022500": 1, "01547700": 7, "02064000": 40}  # discharge missing for the last k steps
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +68,7 @@ def _forecast_inputs(model_dir: Path, path: Path, end: int, stations: list[str])
     with IngestedFile(path, metadata) as source:
         start = end - metadata.seq_len + 1
         data = source.read(start, end + 1)
-    features, valid = scaled_features(data, scalers, uses_lagged_target(metadata))
+    features, valid = build_features(data, scalers, metadata.feature_layout())
     rows = np.array([data.station_ids.index(s) for s in stations])
     lengths = history_lengths(valid, np.array([end - start]), metadata.seq_len)[rows, 0]
     x = gather_windows(features, rows, np.full(len(rows), end - start), lengths, metadata.seq_len)
@@ -108,6 +111,32 @@ def test_sequence_model_with_lagged_target_parity(trained, short_histories: Path
     provenance: DataProvenance = read_provenance(short_histories)
     export_trained_model(model, config, state, config.data.max_len, tmp_path / "model", provenance, pt2=False)
     _check_parity(model, config, scalers, tmp_path / "model", short_histories, grid_index(short_histories, ISSUE_LABEL))
+
+
+def test_per_step_forecast_model_parity_with_late_gauges(trained, short_histories: Path, tmp_path: Path,
+                                                         edited_copy, grid_index) -> None:
+    """Per-step forecast model: leads 1-3, observed flow with its flag; gauges 1, 7 and 40 steps late."""
+    end = grid_index(short_histories, ISSUE_LABEL)
+
+    def late(dataset) -> None:
+        stations = list(dataset["station"].values)
+        for station, k in LATE_GAUGE.items():
+            dataset["streamflow"].values[stations.index(station), end - k + 1: end + 1] = np.nan
+    path = edited_copy(short_histories, tmp_path / "late.nc", late)
+    config = trained.config.model_copy(deep=True)
+    config.data = config.data.model_copy(update={"leads": [1, 2, 3], "lagged_target": True})
+    station_data = load_station_data(path, config.data)
+    scalers = Scalers.fit(station_data, config.data)
+    names = [*config.data.dynamic_inputs, "streamflow_lagged", "streamflow_lagged_observed",
+             *config.data.static_inputs]
+    torch.manual_seed(3)
+    model = get_model(config.model, len(names), 3, "per_step").eval()
+    state = {"n_features": len(names), "n_outputs": 3, "mode": "per_step", "feature_names": names,
+             "scalers": json.dumps(scalers.to_dict()), "run_id": "untrained"}
+    export_trained_model(model, config, state, config.data.max_len, tmp_path / "model", read_provenance(path),
+                         pt2=False)
+    assert ExportMetadata.read(tmp_path / "model").leads == [1, 2, 3]
+    _check_parity(model, config, scalers, tmp_path / "model", path, end)
 
 
 def test_reference_prediction_is_order_independent(trained) -> None:

@@ -1,0 +1,39 @@
+"""Training-time augmentation: observed-target inputs hidden as a late or broken gauge would hide them."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import torch
+
+from hydroseq.config.train import ObservedTargetHiding
+from hydroseq.dataset.batch import Batch
+from hydroseq.dataset.features import FeatureLayout
+
+
+def hidden_steps(batch_size: int, steps: int, hiding: ObservedTargetHiding, device: torch.device) -> torch.Tensor:
+    """bool ``[B, T]``: single steps, one stretch of 1..``stretch_max_steps`` per chunk, or whole chunks.
+
+    Drawn from torch's default generator on ``device`` (restored on resume, so a resumed run draws
+    what an uninterrupted one would). No host sync.
+    """
+    position = torch.arange(steps, device=device)
+    hidden = torch.rand(batch_size, steps, device=device) < hiding.step_rate
+    has_stretch = torch.rand(batch_size, 1, device=device) < hiding.stretch_rate
+    stretch_end = torch.randint(0, steps, (batch_size, 1), device=device)
+    stretch_len = torch.randint(1, hiding.stretch_max_steps + 1, (batch_size, 1), device=device)
+    in_stretch = (position <= stretch_end) & (position > stretch_end - stretch_len)
+    whole = torch.rand(batch_size, 1, device=device) < hiding.chunk_rate
+    return hidden | (has_stretch & in_stretch) | whole
+
+
+def hide_observed(batch: Batch, layout: FeatureLayout, hiding: ObservedTargetHiding) -> Batch:
+    """``batch`` with its observed-target value and flag set to 0 at randomly drawn steps."""
+    if layout.lagged_column is None or layout.flag_column is None:
+        raise ValueError("target_hiding needs a per-step model with a lagged target")
+    batch_size, steps = batch.x.shape[:2]
+    keep = ~hidden_steps(batch_size, steps, hiding, batch.x.device)
+    x = batch.x.clone()
+    x[..., layout.lagged_column] *= keep
+    x[..., layout.flag_column] *= keep
+    return replace(batch, x=x)
