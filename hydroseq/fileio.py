@@ -14,6 +14,7 @@ import os
 import re
 import secrets
 import signal
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -228,15 +229,24 @@ def _older_than(path: Path, seconds: float) -> bool:
 
 @contextlib.contextmanager
 def _signals_deferred() -> Iterator[None]:
-    """Hold SIGINT and SIGTERM back (they stay pending and act on exit) where signals can be masked."""
-    if not hasattr(signal, "pthread_sigmask"):
+    """Hold SIGINT and SIGTERM back during the block; one that came meanwhile acts right after it.
+
+    Python runs signal handlers in the main thread only, so (in the main thread) a recording
+    handler is swapped in; masking the signal would not do, another thread (onnxruntime's, dask's)
+    would take it.
+    """
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _DEFERRED)
+    caught: list[int] = []
+    previous = {signum: signal.signal(signum, lambda number, frame: caught.append(number)) for signum in _DEFERRED}
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
+        for signum in caught:
+            signal.raise_signal(signum)
 
 
 def _fault_point(phase: str, count: int) -> None:
