@@ -13,6 +13,7 @@ import json
 import os
 import re
 import secrets
+import shutil
 import signal
 import threading
 import time
@@ -168,6 +169,27 @@ def verify_set(manifest: str | os.PathLike[str]) -> dict[str, str] | None:
         if not path.is_file() or path.stat().st_size != entry["bytes"] or sha256_file(path) != entry["sha256"]:
             return None
     return {entry["name"]: entry["sha256"] for entry in files}
+
+
+def copy_set(manifest: str | os.PathLike[str], folder: str | os.PathLike[str]) -> Path:
+    """Publish the set of ``manifest`` again in ``folder``, under the same names, as one set; return its manifest.
+
+    Raises
+    ------
+    ValueError
+        If the source set does not match its manifest (or changes while it is copied).
+    """
+    manifest, folder = Path(manifest), Path(folder)
+    hashes = verify_set(manifest)
+    if hashes is None:
+        raise ValueError(f"{manifest}: the files of this set are missing or differ from the manifest")
+    with publish_set(folder / manifest.name) as staged:
+        for name, sha256 in hashes.items():
+            copy = staged.path(folder / name)
+            shutil.copyfile(manifest.parent / name, copy)
+            if sha256_file(copy) != sha256:
+                raise ValueError(f"{manifest.parent / name} changed while it was copied")
+    return folder / manifest.name
 
 
 def clean_stale_temporaries(folder: str | os.PathLike[str]) -> list[Path]:
