@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -123,17 +125,40 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (what Kubernetes and ``kill`` send), raised where the program is, like Ctrl-C's KeyboardInterrupt."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def _raise_terminated(signum: int, frame: object) -> None:
+    raise Terminated(signum)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the ``hydroseq`` command; returns the process exit status."""
+    """Run the ``hydroseq`` command; returns the process exit status.
+
+    SIGINT (Ctrl-C) and SIGTERM take the same path: the exception unwinds the command, which
+    removes its temporaries and leaves the earlier outputs as they were; the status is 128 + the
+    signal number (130, 143), as a shell reports a process killed by that signal.
+    """
     args = build_parser().parse_args(argv)
+    in_main_thread = threading.current_thread() is threading.main_thread()  # only it may set handlers
+    previous = signal.signal(signal.SIGTERM, _raise_terminated) if in_main_thread else None
     try:
         return args.handler(args)
     except HydroseqError as error:
         print(f"hydroseq {args.command}: error: {error}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(f"hydroseq {args.command}: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as interrupt:
+        signum = interrupt.signum if isinstance(interrupt, Terminated) else signal.SIGINT
+        print(f"hydroseq {args.command}: interrupted ({signal.Signals(signum).name})", file=sys.stderr)
+        return 128 + signum
+    finally:
+        if in_main_thread:
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

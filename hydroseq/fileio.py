@@ -1,13 +1,45 @@
-"""Small file helpers shared by every stage: atomic writes and checksums."""
+"""Small file helpers shared by every stage: atomic writes, output sets published as a unit, checksums.
+
+Temporary files are created beside their target as ``.<target name>.<pid>.<token>.tmp`` (hidden,
+with the creating process id) so that a later run can tell a stale one (its process is gone) from
+one still being written; :func:`publish_set` removes the stale ones of its folder.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
-import tempfile
+import re
+import secrets
+import shutil
+import signal
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
+
+MANIFEST_SUFFIX = ".manifest.json"
+MANIFEST_FORMAT = "hydroseq-output-set/1"
+STALE_AFTER_S = 3600.0  # a temporary untouched this long is stale even if its PID runs (PID reuse)
+FAULT_ENV = "HYDROSEQ_TEST_SIGNAL_AT"  # test hook: "<written|published|manifest>:<k>:<KILL|TERM>"
+_TEMP = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.(?P<token>[0-9a-f]{8})\.(?P<kind>tmp|journal)$")
+_LEGACY_TEMP = re.compile(r"^\..+\.[A-Za-z0-9_]{8}\.tmp$")  # mkstemp names of earlier versions
+_DEFERRED = {signal.SIGINT, signal.SIGTERM}
+
+
+def temp_path(target: str | os.PathLike[str], kind: str = "tmp") -> Path:
+    """Create an empty, umask-moded temporary file beside ``target`` and return its path."""
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    while True:
+        tmp = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.{kind}")
+        try:
+            os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+            return tmp
+        except FileExistsError:
+            continue
 
 
 @contextlib.contextmanager
@@ -15,17 +47,11 @@ def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield a temporary path beside ``target``; rename it onto ``target`` on success.
 
     Nothing is left behind if the block raises: readers see either the old file or the complete
-    new one, never a half-written one.
+    new one, never a half-written one. The file gets the usual umask-based mode (0644 under
+    umask 022). For several files that belong together use :func:`publish_set`.
     """
     target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(fd)
-    tmp = Path(tmp_name)
-    # mkstemp creates the file owner-only; published outputs get the usual umask-based mode.
-    umask = os.umask(0)
-    os.umask(umask)
-    tmp.chmod(0o666 & ~umask)
+    tmp = temp_path(target)
     try:
         yield tmp
         os.replace(tmp, target)
@@ -52,3 +78,204 @@ def sha256_file(path: str | os.PathLike[str], chunk_size: int = 1 << 20) -> str:
         for chunk in iter(lambda: handle.read(chunk_size), b""):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+def manifest_path(first_file: str | os.PathLike[str]) -> Path:
+    """``<stem>.manifest.json`` beside the set's main file ``<stem>.<suffix>``."""
+    first_file = Path(first_file)
+    return first_file.with_name(first_file.stem + MANIFEST_SUFFIX)
+
+
+class StagedSet:
+    """The files of one set being written: :meth:`path` gives the temporary to write each to."""
+
+    def __init__(self, manifest: Path) -> None:
+        self.manifest = manifest
+        self.staged: dict[Path, Path] = {}  # target -> temporary
+
+    def path(self, target: str | os.PathLike[str]) -> Path:
+        """The temporary file to write ``target``'s content to (it is published with the set)."""
+        target = Path(target)
+        if target.parent.resolve() != self.manifest.parent.resolve():
+            raise ValueError(f"{target} is not in the set's folder {self.manifest.parent}")
+        if target in self.staged or target.name == self.manifest.name:
+            raise ValueError(f"{target} is already part of the set")
+        _fault_point("written", len(self.staged))
+        self.staged[target] = temp_path(target)
+        return self.staged[target]
+
+
+@contextlib.contextmanager
+def publish_set(manifest: str | os.PathLike[str]) -> Iterator[StagedSet]:
+    """Write several files to temporaries, then publish them together under ``manifest``.
+
+    The block writes every file of the set to ``staged.path(target)``. If it raises (or is
+    interrupted), the temporaries are removed and the published set is left as it was. On
+    success the set is committed by a journal (the temporaries' names and checksums, renamed into
+    place in one step); then the old manifest is removed, every temporary renamed onto its target
+    and the new manifest (each file's name, size and SHA-256) written last. SIGINT and SIGTERM
+    are held back during that commit (a few renames) and act right after it. A run killed
+    (SIGKILL) during the commit leaves the journal: the next :func:`publish_set` in the folder
+    finishes it (see :func:`clean_stale_temporaries`). Readers trust a set only when its manifest
+    is there and every file matches it (:func:`verify_set`).
+    """
+    manifest = Path(manifest)
+    manifest.parent.mkdir(parents=True, exist_ok=True)
+    clean_stale_temporaries(manifest.parent)
+    staged = StagedSet(manifest)
+    try:
+        yield staged
+        _fault_point("written", len(staged.staged))
+        entries = {target.name: {"staged": tmp.name, "bytes": tmp.stat().st_size, "sha256": sha256_file(tmp)}
+                   for target, tmp in staged.staged.items()}
+        journal_tmp = temp_path(manifest)
+        journal_tmp.write_text(json.dumps({"manifest": manifest.name, "files": entries}, indent=1))
+        with _signals_deferred():
+            journal = journal_tmp.with_name(journal_tmp.name[:-len(".tmp")] + ".journal")
+            os.replace(journal_tmp, journal)  # the commit point
+            _finish(manifest, entries, journal)
+    finally:
+        for tmp in staged.staged.values():
+            tmp.unlink(missing_ok=True)
+        with contextlib.suppress(NameError):
+            journal_tmp.unlink(missing_ok=True)
+
+
+def _finish(manifest: Path, entries: dict[str, dict], journal: Path) -> None:
+    """Rename every staged file onto its target, write the manifest, drop the journal."""
+    folder = manifest.parent
+    _fault_point("published", 0)
+    manifest.unlink(missing_ok=True)
+    for k, (name, entry) in enumerate(sorted(entries.items()), start=1):
+        staged = folder / entry["staged"]
+        if staged.exists():
+            os.replace(staged, folder / name)
+        _fault_point("published", k)
+    files = [{"name": name, "bytes": entry["bytes"], "sha256": entry["sha256"]} for name, entry in sorted(entries.items())]
+    write_text_atomic(manifest, json.dumps({"format": MANIFEST_FORMAT, "files": files}, indent=1) + "\n")
+    _fault_point("manifest", 1)
+    journal.unlink(missing_ok=True)
+
+
+def verify_set(manifest: str | os.PathLike[str]) -> dict[str, str] | None:
+    """``{file name: sha256}`` of the set if its manifest exists and every file matches; else None."""
+    manifest = Path(manifest)
+    try:
+        files = json.loads(manifest.read_text())["files"]
+    except (OSError, ValueError, KeyError):
+        return None
+    for entry in files:
+        path = manifest.parent / entry["name"]
+        if not path.is_file() or path.stat().st_size != entry["bytes"] or sha256_file(path) != entry["sha256"]:
+            return None
+    return {entry["name"]: entry["sha256"] for entry in files}
+
+
+def copy_set(manifest: str | os.PathLike[str], folder: str | os.PathLike[str]) -> Path:
+    """Publish the set of ``manifest`` again in ``folder``, under the same names, as one set; return its manifest.
+
+    Raises
+    ------
+    ValueError
+        If the source set does not match its manifest (or changes while it is copied).
+    """
+    manifest, folder = Path(manifest), Path(folder)
+    hashes = verify_set(manifest)
+    if hashes is None:
+        raise ValueError(f"{manifest}: the files of this set are missing or differ from the manifest")
+    with publish_set(folder / manifest.name) as staged:
+        for name, sha256 in hashes.items():
+            copy = staged.path(folder / name)
+            shutil.copyfile(manifest.parent / name, copy)
+            if sha256_file(copy) != sha256:
+                raise ValueError(f"{manifest.parent / name} changed while it was copied")
+    return folder / manifest.name
+
+
+def clean_stale_temporaries(folder: str | os.PathLike[str]) -> list[Path]:
+    """Finish the interrupted commits and remove the stale temporaries in ``folder``; return what was removed.
+
+    A temporary or journal is stale when the process named in it no longer runs (or is this one:
+    a container reuses PIDs), or when it has not been touched for :data:`STALE_AFTER_S`. A stale
+    journal was committed, so its set is completed (rolled forward) before anything is removed.
+    One writer per folder at a time is assumed (the daily job holds a lock).
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        return []
+    candidates = sorted(folder.iterdir(), key=lambda path: not path.name.endswith(".journal"))
+    removed = []
+    for path in candidates:
+        match = _TEMP.match(path.name)
+        if match is None and not (_LEGACY_TEMP.match(path.name) and _older_than(path, STALE_AFTER_S)):
+            continue
+        if match is not None and not (_process_gone(int(match["pid"])) or _older_than(path, STALE_AFTER_S)):
+            continue
+        if match is not None and match["kind"] == "journal":
+            _roll_forward(path)
+        if path.exists():
+            path.unlink(missing_ok=True)
+            removed.append(path)
+    return removed
+
+
+def _roll_forward(journal: Path) -> None:
+    try:
+        document = json.loads(journal.read_text())
+        manifest, entries = journal.parent / document["manifest"], document["files"]
+    except (OSError, ValueError, KeyError):
+        return
+    _finish(manifest, entries, journal)
+    if verify_set(manifest) is None:  # a file of the set was changed since: trust none of it
+        manifest.unlink(missing_ok=True)
+
+
+def _process_gone(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
+def _older_than(path: Path, seconds: float) -> bool:
+    try:
+        return time.time() - path.stat().st_mtime > seconds
+    except FileNotFoundError:
+        return False
+
+
+@contextlib.contextmanager
+def _signals_deferred() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM back during the block; one that came meanwhile acts right after it.
+
+    Python runs signal handlers in the main thread only, so (in the main thread) a recording
+    handler is swapped in; masking the signal would not do, another thread (onnxruntime's, dask's)
+    would take it.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    previous = {signum: signal.signal(signum, lambda number, frame: caught.append(number)) for signum in _DEFERRED}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
+        for signum in caught:
+            signal.raise_signal(signum)
+
+
+def _fault_point(phase: str, count: int) -> None:
+    """Test hook: with ``HYDROSEQ_TEST_SIGNAL_AT=<phase>:<count>:<signal>`` send this process that signal here."""
+    spec = os.environ.get(FAULT_ENV)
+    if not spec:
+        return
+    at_phase, at_count, name = spec.split(":")
+    if at_phase == phase and int(at_count) == count:
+        os.kill(os.getpid(), getattr(signal, f"SIG{name}"))

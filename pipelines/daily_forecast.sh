@@ -17,7 +17,8 @@
 #   0  published                       10  bad usage or setup (missing model, data, config)
 #   20 incremental ingest failed       30  forecast failed (bad input, see the log)
 #   31 no station could be forecast    40  publishing failed
-#   50 another run holds the lock
+#   50 another run holds the lock      143 stopped by SIGTERM (passed on to the running step;
+#                                          what was published before stays as it was)
 set -uo pipefail
 
 ISSUE_DATE=${1:-$(date -u -d yesterday +%F)}
@@ -33,6 +34,28 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 log() { printf '%s daily_forecast %s: %s\n' "$(date -u +%FT%TZ)" "$ISSUE_DATE" "$*" >&2; }
 fail() { log "FAILED ($1): $2"; exit "$1"; }
+
+# As PID 1 of a container (the CronJob) bash ignores SIGTERM unless trapped, and it would not pass
+# it on: each step runs in the background so that the trap can hand the signal to it.
+child=0
+terminated=0
+on_term() { terminated=1; if ((child)); then kill -TERM "$child" 2>/dev/null; fi; }
+trap on_term TERM
+
+step() {  # step COMMAND...: run it, pass a SIGTERM on to it, return its exit status
+    ((terminated)) && fail 143 "stopped by SIGTERM"
+    "$@" &
+    child=$!
+    local status=0
+    wait "$child" || status=$?
+    while kill -0 "$child" 2>/dev/null; do  # the trap cut the wait short: wait for the step itself
+        status=0
+        wait "$child" || status=$?
+    done
+    child=0
+    ((terminated)) && fail 143 "stopped by SIGTERM (the step exited with $status)"
+    return "$status"
+}
 
 check_setup() {
     [[ $ISSUE_DATE =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}$ ]] || fail 10 "issue date '$ISSUE_DATE' is not YYYY-MM-DD"
@@ -54,12 +77,12 @@ incremental_ingest() {
     window=$("$PYTHON" "$HERE/window_config.py" "$INGEST_CONFIG" "$DATA" "$ISSUE_DATE" "$OVERLAP_DAYS" \
         "$window_yaml") || fail 20 "cannot derive the ingest window"
     log "ingesting local days ${window/ / .. } into $DATA"
-    "$HYDROSEQ" ingest --config "$window_yaml" --out "$DATA" --append >&2 || fail 20 "hydroseq ingest --append"
+    step "$HYDROSEQ" ingest --config "$window_yaml" --out "$DATA" --append >&2 || fail 20 "hydroseq ingest --append"
 }
 
 forecast() {
     local status=0
-    "$HYDROSEQ" forecast --model "$MODEL" --data "$DATA" --issue-time "$ISSUE_DATE" \
+    step "$HYDROSEQ" forecast --model "$MODEL" --data "$DATA" --issue-time "$ISSUE_DATE" \
         --out "$WORK_DIR/forecast_$ISSUE_DATE.nc" >&2 || status=$?
     case $status in
         0) ;;
@@ -68,21 +91,17 @@ forecast() {
     esac
 }
 
-publish_file() {  # publish_file SOURCE NAME: copy beside the target, then rename over it (atomic)
-    local staging="$PUBLISH_DIR/.$2.$$"
-    install -m 0644 "$1" "$staging" && mv -f "$staging" "$PUBLISH_DIR/$2"
-}
-
-publish() {
+publish() {  # the .nc, .csv and manifest as one set, then the latest.* links, the manifest's last
     local name suffix
-    for suffix in nc csv; do
+    step "$PYTHON" "$HERE/publish_set.py" "$WORK_DIR/forecast_$ISSUE_DATE.manifest.json" "$PUBLISH_DIR" >/dev/null \
+        || fail 40 "cannot publish forecast_$ISSUE_DATE to $PUBLISH_DIR"
+    for suffix in nc csv manifest.json; do
         name="forecast_$ISSUE_DATE.$suffix"
-        publish_file "$WORK_DIR/$name" "$name" || fail 40 "cannot publish $name to $PUBLISH_DIR"
         ln -sfn "$name" "$PUBLISH_DIR/.latest.$suffix.$$" \
             && mv -fT "$PUBLISH_DIR/.latest.$suffix.$$" "$PUBLISH_DIR/latest.$suffix" \
             || fail 40 "cannot point $PUBLISH_DIR/latest.$suffix at $name"
     done
-    log "published $PUBLISH_DIR/forecast_$ISSUE_DATE.nc and .csv (latest.nc, latest.csv point to them)"
+    log "published $PUBLISH_DIR/forecast_$ISSUE_DATE.nc, .csv and .manifest.json (latest.* point to them)"
 }
 
 check_setup

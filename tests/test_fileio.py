@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
+import signal
 import stat
+import subprocess
+import sys
 
 import pytest
 
-from hydroseq.fileio import atomic_path, sha256_file, write_text_atomic
+from hydroseq.fileio import (FAULT_ENV, atomic_path, clean_stale_temporaries, publish_set, sha256_file, verify_set,
+                             write_text_atomic)
 
 
 def test_failed_write_leaves_old_file_and_no_temp(tmp_path):
@@ -34,3 +39,97 @@ def test_sha256_matches_known_digest(tmp_path):
     path = tmp_path / "abc"
     path.write_bytes(b"abc")
     assert sha256_file(path) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+
+
+# Output sets: several files published together under a manifest (hydroseq.fileio.publish_set)
+
+OLD = {"a.nc": b"old nc", "a.csv": b"old csv", "a_scores.csv": b"old scores"}
+NEW = {"a.nc": b"new nc " * 1000, "a.csv": b"new csv", "a_scores.csv": b"new scores"}
+CHILD = """
+import sys
+from pathlib import Path
+from hydroseq.fileio import publish_set
+folder = Path(sys.argv[1])
+with publish_set(folder / "a.manifest.json") as staged:
+    for name in ("a.nc", "a.csv", "a_scores.csv"):
+        staged.path(folder / name).write_bytes(sys.argv[2].encode() + b" " + name.encode())
+"""
+
+
+def _publish(folder, contents):
+    with publish_set(folder / "a.manifest.json") as staged:
+        for name, data in contents.items():
+            staged.path(folder / name).write_bytes(data)
+
+
+def _hashes(contents):
+    return {name: hashlib.sha256(data).hexdigest() for name, data in contents.items()}
+
+
+def _temporaries(folder):
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith("."))
+
+
+def test_set_is_published_with_a_manifest_of_checksums(tmp_path):
+    _publish(tmp_path, OLD)
+    assert verify_set(tmp_path / "a.manifest.json") == _hashes(OLD)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.csv", "a.manifest.json", "a.nc", "a_scores.csv"]
+    (tmp_path / "a.csv").write_bytes(b"edited")
+    assert verify_set(tmp_path / "a.manifest.json") is None  # a reader can tell the set was tampered with
+
+
+def test_failed_set_leaves_the_old_set_and_no_temporaries(tmp_path):
+    _publish(tmp_path, OLD)
+    with pytest.raises(RuntimeError):
+        with publish_set(tmp_path / "a.manifest.json") as staged:
+            staged.path(tmp_path / "a.nc").write_bytes(b"half")
+            raise RuntimeError("crash while writing the second file")
+    assert verify_set(tmp_path / "a.manifest.json") == _hashes(OLD)
+    assert _temporaries(tmp_path) == []
+
+
+def test_files_outside_the_sets_folder_are_refused(tmp_path):
+    with pytest.raises(ValueError, match="not in the set's folder"):
+        with publish_set(tmp_path / "a.manifest.json") as staged:
+            staged.path(tmp_path / "sub" / "a.nc")
+
+
+@pytest.mark.parametrize("moment", ["written:0", "written:1", "written:2", "written:3",
+                                    "published:0", "published:1", "published:2", "published:3", "manifest:1"])
+def test_sigkill_at_any_moment_leaves_the_old_set_or_the_new_one(tmp_path, moment):
+    """A real child process publishing a set of 3 files is SIGKILLed at ``moment``."""
+    _publish(tmp_path, OLD)
+    env = {**os.environ, FAULT_ENV: f"{moment}:KILL"}
+    child = subprocess.run([sys.executable, "-c", CHILD, str(tmp_path), "new"], env=env, timeout=60)
+    assert child.returncode == -signal.SIGKILL
+    manifest = tmp_path / "a.manifest.json"
+    new = {name: f"new {name}".encode() for name in OLD}
+    assert verify_set(manifest) in (_hashes(OLD), _hashes(new), None)  # never a mixed set that verifies
+    if moment != "written:0":
+        assert _temporaries(tmp_path)  # the kill left something to clean
+    clean_stale_temporaries(tmp_path)  # what the next run in the folder does first
+    assert _temporaries(tmp_path) == []
+    expected = OLD if moment.startswith("written") else new  # committed by the journal: rolled forward
+    assert verify_set(manifest) == _hashes(expected)
+    assert {name: (tmp_path / name).read_bytes() for name in OLD} == expected
+
+
+def test_temporaries_of_a_running_writer_are_kept(tmp_path):
+    with subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"]) as alive:
+        try:
+            live = tmp_path / f".a.nc.{alive.pid}.0123abcd.tmp"
+            live.write_bytes(b"being written")
+            dead = tmp_path / f".a.csv.{_dead_pid()}.0123abcd.tmp"
+            dead.write_bytes(b"left by a kill")
+            legacy = tmp_path / ".a.png.k3j_x9q2.tmp"  # an earlier version's name, without a PID
+            legacy.write_bytes(b"old")
+            os.utime(legacy, (0, 0))
+            assert sorted(clean_stale_temporaries(tmp_path)) == sorted([dead, legacy])
+            assert live.exists()
+        finally:
+            alive.kill()
+
+
+def _dead_pid() -> int:
+    child = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    return int(child.stdout)

@@ -15,13 +15,10 @@ from hydroseq.dataset import FeatureLayout, Scalers, StationData, build_features
 from hydroseq.errors import InputDataError
 from hydroseq.export import ExportedModel
 from hydroseq.export.metadata import METADATA_FILE, ONNX_FILE
-from hydroseq.forecast.csv_writer import write_forecast_csv
 from hydroseq.forecast.data_window import IngestedFile, StationInfo
 from hydroseq.forecast.features import gather_windows, history_lengths, observation_age
-from hydroseq.forecast.hindcast import score_hindcast, write_scores_csv
 from hydroseq.forecast.issue_time import GridClock, label_index_at_or_before, parse_issue_times
-from hydroseq.forecast.netcdf_writer import write_forecast_netcdf
-from hydroseq.forecast.plots import plot_hindcast
+from hydroseq.forecast.outputs import publish_forecast
 from hydroseq.forecast.report import print_scores, print_summary
 from hydroseq.forecast.result import ForecastResult
 
@@ -54,8 +51,9 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
 
     ``issue_time`` is ``T`` or ``START..END`` (see :mod:`hydroseq.forecast.issue_time`); a range is
     a hindcast, scored against the observations (NSE/KGE per lead, ``<out stem>_scores.csv``).
-    Writes ``out`` (CF-NetCDF) and the CSV beside it, atomically; both are byte-identical when
-    re-run on the same inputs.
+    Writes ``out`` (CF-NetCDF) and the CSV beside it (and a hindcast's scores) as one set under
+    ``<out stem>.manifest.json`` (:func:`hydroseq.forecast.outputs.publish_forecast`): all of them
+    or none; the files are byte-identical when re-run on the same inputs.
 
     Returns
     -------
@@ -91,14 +89,11 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
         print_summary(result, n_forecast, [], console)
         return EXIT_NOTHING_FORECAST
     target = Path(out) if out is not None else default_output(result, plan.is_range)
-    outputs = [write_forecast_netcdf(result, target), write_forecast_csv(result, target.with_suffix(".csv"))]
-    print_summary(result, n_forecast, outputs, console)
-    if plan.is_range:
-        observed = _observed(data.target, local_ends, result.leads)
-        scores = score_hindcast(result, observed)
-        extra = [write_scores_csv(scores, target.with_name(f"{target.stem}_scores.csv")),
-                 plot_hindcast(result, observed, scores, target.with_name(f"{target.stem}_scores.png"))]
-        print_scores(scores, extra, console)
+    observed = _observed(data.target, local_ends, result.leads) if plan.is_range else None
+    published = publish_forecast(result, target, observed)
+    print_summary(result, n_forecast, published.forecast_files, console)
+    if published.scores is not None:
+        print_scores(published.scores, list(published.score_files), console)
     return EXIT_OK
 
 

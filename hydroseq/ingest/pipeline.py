@@ -9,6 +9,7 @@ from tqdm import tqdm
 
 from hydroseq.config import IngestConfig
 from hydroseq.errors import InputDataError
+from hydroseq.fileio import manifest_path, publish_set
 from hydroseq.ingest.append import append_to_existing
 from hydroseq.ingest.output import build_dataset, write_dataset
 from hydroseq.ingest.readers import READERS, source_files
@@ -22,7 +23,8 @@ def ingest(config: IngestConfig, out: str | Path, workers: int | None = None, sc
            append: bool = False, progress: bool = True) -> IngestReport:
     """Resample every configured source onto the grid and write one NetCDF dataset.
 
-    Writes ``out`` atomically and the report files beside it, prints the summary table, and returns
+    Writes ``out`` and the report files beside it as one set under ``<out stem>.manifest.json``
+    (:func:`hydroseq.fileio.publish_set`: all of them or none), prints the summary table, and returns
     the :class:`~hydroseq.ingest.report.IngestReport`. With ``on_bad_station: skip`` a station whose
     input is unusable is left out and reported; with ``fail`` its error stops the run and nothing
     is written. ``workers`` (a new local dask cluster of that many processes) or ``scheduler`` (an
@@ -50,9 +52,10 @@ def ingest(config: IngestConfig, out: str | Path, workers: int | None = None, sc
     ds = build_dataset(config, grid, results, files)
     if append:
         ds = append_to_existing(out, ds)
-    write_dataset(ds, out)
     report = build_report(ds, out, dropped)
-    save_report(report)
+    with publish_set(manifest_path(out)) as staged:  # the dataset and its report appear together
+        write_dataset(ds, staged.path(out))
+        save_report(report, {kind: staged.path(path) for kind, path in report.paths.items()})
     if progress:
         print_report(report)
     return report

@@ -84,9 +84,9 @@ def _row(station_id: str, valid: np.ndarray, times: pd.DatetimeIndex, runs: list
     return row
 
 
-def save_report(report: IngestReport) -> None:
-    """Write the CSV, JSON and PNG files of ``report`` atomically."""
-    paths = report.paths
+def save_report(report: IngestReport, paths: dict[str, Path] | None = None) -> None:
+    """Write the CSV, JSON and PNG files of ``report`` (to ``paths``, default ``report.paths``), each atomically."""
+    paths = paths or report.paths
     write_text_atomic(paths["csv"], report.stations.to_csv(index=False, date_format="%Y-%m-%dT%H:%M"))
     document = {
         "output": str(report.output),

@@ -20,6 +20,7 @@ import pytest
 import xarray as xr
 
 from hydroseq.config import IngestConfig, dump_config, load_config, validate_config
+from hydroseq.fileio import verify_set
 from hydroseq.forecast import run_forecast
 from hydroseq.ingest import ingest
 
@@ -101,6 +102,9 @@ def test_daily_job_appends_forecasts_and_publishes(setup: dict[str, Path], tmp_p
     assert run_forecast(setup["model"], tmp_path / "full.nc", "2014-06-30", out=tmp_path / "direct.nc") == 0
     assert (tmp_path / "direct.csv").read_bytes() == csv_file.read_bytes()
 
+    assert verify_set(published / "latest.manifest.json") == {nc.name: _sha(nc), csv_file.name: _sha(csv_file)}
+    assert os.readlink(published / "latest.manifest.json") == "forecast_2014-06-30.manifest.json"
+
     hashes = _sha(nc), _sha(csv_file)
     again = _run(setup, "2014-06-30")
     assert again.returncode == 0, again.stderr[-3000:]
@@ -123,3 +127,24 @@ def test_exit_codes_a_scheduler_can_act_on(setup: dict[str, Path], tmp_path: Pat
                   HYDROSEQ_WORK_DIR=str(tmp_path / "scratch"))
     assert beyond.returncode == 31, beyond.stderr[-3000:]
     assert not (tmp_path / "pub" / "forecast_2015-02-10.nc").exists()
+
+
+def test_sigterm_to_the_job_is_passed_to_the_running_step(setup: dict[str, Path], tmp_path: Path) -> None:
+    """The scheduler stops the job while it forecasts: the job exits 143, the published set stays whole."""
+    published = tmp_path / "pub"
+    first = _run(setup, "2014-07-01", HYDROSEQ_PUBLISH_DIR=str(published), HYDROSEQ_WORK_DIR=str(tmp_path / "w"))
+    assert first.returncode == 0, first.stderr[-3000:]
+    before = verify_set(published / "latest.manifest.json")
+    assert before is not None
+    wrapper = tmp_path / "hydroseq_stopped_while_forecasting"
+    hydroseq = Path(sys.executable).parent / "hydroseq"
+    # the job (the wrapper's parent) gets SIGTERM as the forecast starts, the forecast runs on and must get it too
+    wrapper.write_text(f'#!/bin/bash\nif [[ $1 == forecast ]]; then kill -TERM $PPID; fi\nexec "{hydroseq}" "$@"\n')
+    wrapper.chmod(0o755)
+    stopped = _run(setup, "2014-07-01", HYDROSEQ=str(wrapper), HYDROSEQ_PUBLISH_DIR=str(published),
+                   HYDROSEQ_WORK_DIR=str(tmp_path / "w"))
+    assert stopped.returncode == 143, stopped.stderr[-3000:]
+    assert "stopped by SIGTERM (the step exited with 143)" in stopped.stderr
+    assert verify_set(published / "latest.manifest.json") == before
+    assert sorted(path.name for path in published.iterdir() if path.name.startswith(".")) == []
+    assert sorted(path.name for path in (tmp_path / "w").iterdir() if path.name.startswith(".")) == [".lock"]

@@ -1,0 +1,47 @@
+"""The files of one forecast run, published together as one set (see :func:`hydroseq.fileio.publish_set`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from hydroseq.fileio import manifest_path, publish_set
+from hydroseq.forecast.csv_writer import write_forecast_csv
+from hydroseq.forecast.hindcast import HindcastScores, score_hindcast, write_scores_csv
+from hydroseq.forecast.netcdf_writer import write_forecast_netcdf
+from hydroseq.forecast.plots import plot_hindcast
+from hydroseq.forecast.result import ForecastResult
+
+
+@dataclass(frozen=True)
+class PublishedForecast:
+    """What :func:`publish_forecast` wrote: NetCDF, CSV and manifest; for a hindcast its scores and their files."""
+
+    forecast_files: list[Path]
+    manifest: Path
+    scores: HindcastScores | None = None
+    score_files: tuple[Path, ...] = ()
+
+
+def publish_forecast(result: ForecastResult, target: Path, observed: np.ndarray | None = None) -> PublishedForecast:
+    """Write ``target`` (NetCDF), the CSV beside it and, given ``observed``, the hindcast scores (CSV, PNG).
+
+    All of them appear together, under ``<stem>.manifest.json`` written last, or none of them
+    does: an interrupted run leaves the previous set as it was.
+    """
+    csv_path = target.with_suffix(".csv")
+    scores_csv, scores_png = target.with_name(f"{target.stem}_scores.csv"), target.with_name(f"{target.stem}_scores.png")
+    manifest = manifest_path(target)
+    scores = None
+    with publish_set(manifest) as staged:
+        write_forecast_netcdf(result, staged.path(target))
+        write_forecast_csv(result, staged.path(csv_path))
+        if observed is not None:
+            scores = score_hindcast(result, observed)
+            write_scores_csv(scores, staged.path(scores_csv))
+            plot_hindcast(result, observed, scores, staged.path(scores_png))
+    if scores is None:
+        return PublishedForecast([target, csv_path, manifest], manifest)
+    return PublishedForecast([target, csv_path, manifest], manifest, scores, (scores_csv, scores_png))
