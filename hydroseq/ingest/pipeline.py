@@ -51,7 +51,8 @@ def ingest(config: IngestConfig, out: str | Path, workers: int | None = None, sc
     if append:
         ds = append_to_existing(out, ds)
     write_dataset(ds, out)
-    report = build_report(ds, out, dropped)
+    marked_missing = {result.station.id: result.marked_missing for result in results}
+    report = build_report(ds, out, dropped, marked_missing)
     save_report(report)
     if progress:
         print_report(report)
