@@ -38,7 +38,8 @@ def ingest(config: IngestConfig, out: str | Path, workers: int | None = None, sc
     if workers is not None or scheduler is not None:
         results = _grid_on_dask(config, stations, plans, grid, dropped, workers, scheduler, progress)
     else:
-        for station in tqdm(stations, desc="reading sources", unit="station", disable=not progress):
+        # disable=None: the bar is drawn on a terminal only, so logs and piped stderr hold just the errors
+        for station in tqdm(stations, desc="reading sources", unit="station", disable=None if progress else True):
             if station.id in dropped:
                 continue
             try:
