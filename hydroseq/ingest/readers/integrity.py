@@ -29,6 +29,9 @@ def check_complete(path: Path) -> None:
     size = path.stat().st_size
     with path.open("rb") as handle:
         start = handle.read(8)
+        if len(start) < 8 and any(signature.startswith(start) for signature in (b"CDF\x01", b"CDF\x02", _HDF5_SIGNATURE)):
+            raise InputDataError(path, "the file is empty" if not start else
+                                 f"truncated: the header is incomplete (file has {size} bytes)")
         if start[:3] == b"CDF" and start[3:4] in (b"\x01", b"\x02", b"\x05"):
             handle.seek(4)
             expected = _classic_size(_Header(path, handle, start[3], size))
