@@ -164,3 +164,37 @@ def test_a_column_mixing_stamps_with_and_without_offset_names_the_line(build, tm
     path = write(tmp_path / "q.csv", rows, np.array([1.0, 2.0]))
     with pytest.raises(InputDataError, match=rf"line {line}\).*on every row or on none"):
         build.run(source("1h"), {"frequency": "1h", "start": "2015-03-07", "end": "2015-03-07"}, [path])
+
+
+def _netcdf_with_offset_units(path: Path, units: str, hours: np.ndarray, values: np.ndarray) -> Path:
+    import netCDF4
+
+    with netCDF4.Dataset(path, "w") as ds:
+        ds.createDimension("time", len(hours))
+        time = ds.createVariable("time", "f8", ("time",))
+        time.units = units
+        time[:] = hours
+        ds.createVariable("value", "f8", ("time",))[:] = values
+    return path
+
+
+@pytest.mark.parametrize("zone", [None, "+05:30", "Asia/Kolkata"])
+def test_a_cf_time_unit_with_an_offset_is_applied_once(build, tmp_path, zone):
+    """``hours since 2015-03-07 00:00 +05:30``: the first value was observed at 2015-03-06 18:30Z, so
+    it belongs to the hour ending 19:00Z (applied twice, it would land on 13:00Z)."""
+    path = _netcdf_with_offset_units(tmp_path / "a.nc", "hours since 2015-03-07 00:00:00 +05:30",
+                                     np.arange(12.0), np.arange(1.0, 13.0))
+    config = dict(source("1h", zone=zone), format="netcdf_station", station="0001")
+    labels, values = build.run(config, {"frequency": "1h", "start": "2015-03-06", "end": "2015-03-07"}, [path])
+    known = labels[np.isfinite(values["x"])]
+    assert known[0] == pd.Timestamp("2015-03-06 19:00") and values["x"][np.isfinite(values["x"])][0] == 1.0
+    assert len(known) == 12
+
+
+def test_a_cf_time_unit_offset_that_contradicts_the_zone_is_named(build, tmp_path):
+    path = _netcdf_with_offset_units(tmp_path / "a.nc", "hours since 2015-03-07 00:00:00 -05:00",
+                                     np.arange(3.0), np.ones(3))
+    config = dict(source("1h", zone="UTC"), format="netcdf_station", station="0001")
+    with pytest.raises(InputDataError, match=r"a\.nc \(2015-03-07 00:00:00-05:00\): the stamp's UTC offset -05:00 "
+                                             r"contradicts the source's timezone UTC"):
+        build.run(config, {"frequency": "1h", "start": "2015-03-07", "end": "2015-03-07"}, [path])
