@@ -6,7 +6,7 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import NoReturn, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -153,7 +153,7 @@ def _suffix_ns(code: str) -> int:
     return 0 if code == "Z" else int(pd.Timestamp(f"2000-01-01T00:00{code}").utcoffset().total_seconds()) * 10**9
 
 
-def _raise_unparsable(path: Path, text: pd.Series, time_format: str | None, lines: np.ndarray) -> None:
+def _raise_unparsable(path: Path, text: pd.Series, time_format: str | None, lines: np.ndarray) -> NoReturn:
     stripped = text.astype("string").str.strip()
     has_offset = stripped.str.contains(_OFFSET_SUFFIX.replace("(", "(?:", 1), regex=True).to_numpy(na_value=False)
     if has_offset.any() and not has_offset.all():
