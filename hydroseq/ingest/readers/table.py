@@ -33,10 +33,10 @@ def read(source: SourceConfig, path: Path, station_id: str) -> RawSeries:
         frame = frame[(_column_ids(frame, source) == station_id).to_numpy()]
     lines = frame.index.to_numpy() + 2
     missing = _missing_codes(source)
-    stamps = parse_stamps(path, frame[source.time_column], source.time_format, lines)
+    stamps, utc_offsets = parse_stamps(path, frame[source.time_column], source.time_format, lines)
     values = {name: to_numbers(path, frame[spec.source], spec.source, lines, missing)
               for name, spec in source.variables.items()}
-    return RawSeries(path, stamps, values, lines)
+    return RawSeries(path, stamps, values, lines, utc_offsets)
 
 
 def _strip(stem: str, source: SourceConfig) -> str:
