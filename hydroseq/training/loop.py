@@ -28,7 +28,7 @@ from hydroseq.training import tracking
 from hydroseq.training.augment import hide_observed
 from hydroseq.training.ensemble import train_ensemble
 from hydroseq.training.data import TrainingData, load_training_data
-from hydroseq.training.predict import predict_split
+from hydroseq.training.predict import eval_batch_size, predict_split
 from hydroseq.training.runtime import EarlyStopping, lr_factor, peak_memory_mb, resolve_lstm_path, set_threads
 from hydroseq.training.finish import finish_run, start_run
 from hydroseq.training.scoring import scaled_mse, score_stations, summarise
@@ -195,7 +195,7 @@ def validate(model: torch.nn.Module, data: TrainingData, config: TrainConfig, de
     """Validation loss (MSE of the scaled target), median NSE / KGE over stations (first lead), seconds taken."""
     start = time.perf_counter()
     prediction = predict_split(model, data.station_data, data.scalers, config.data, "validation", device,
-                               batch_size=config.batching.batch_size, stride=config.training.eval_stride)
+                               batch_size=eval_batch_size(config.batching.batch_size), stride=config.training.eval_stride)
     scores = summarise(score_stations(prediction.obs, prediction.sim[0], list(data.station_data.station_ids)))
     return {"val_loss": scaled_mse(prediction.sim_scaled, prediction.obs_scaled),
             "val_median_nse": scores["median_nse"], "val_median_kge": scores["median_kge"],

@@ -25,6 +25,14 @@ from hydroseq.dataset import SampleIndex, Scalers, SequenceDataset, StationData,
 from hydroseq.model import LSTMModel
 
 ALWAYS_HIDDEN = -1
+# Windows per inference batch: no gradients are kept, so evaluation batches can be much larger than
+# training ones (16 x 365 steps in the forecast config would spend the time in per-batch overhead).
+MIN_EVAL_BATCH = 1024
+
+
+def eval_batch_size(training_batch_size: int) -> int:
+    """Windows per prediction batch for a model trained with ``training_batch_size``."""
+    return max(training_batch_size, MIN_EVAL_BATCH)
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from hydroseq.fileio import atomic_path
 from hydroseq.model import LSTMModel
 from hydroseq.training.baselines import doy_climatology, local_day_of_year, persistence
 from hydroseq.training.plots import pick_stations, plot_hydrographs
-from hydroseq.training.predict import ALWAYS_HIDDEN, SplitPrediction, predict_split
+from hydroseq.training.predict import ALWAYS_HIDDEN, SplitPrediction, eval_batch_size, predict_split
 from hydroseq.training.scoring import score_stations, summarise
 
 FORECASTS = ("model", "persistence", "climatology")
@@ -85,7 +85,7 @@ def report_split(model: LSTMModel, station_data: StationData, scalers: Scalers, 
     reads_observed = config.data.lagged_target and config.data.mode == "per_step"
     hidden = HIDDEN_SCENARIOS if late_gauge and reads_observed else ()
     predictions = {scenario: predict_split(model, station_data, scalers, config.data, split, device,
-                                           batch_size=config.batching.batch_size, stride=config.training.eval_stride,
+                                           batch_size=eval_batch_size(config.batching.batch_size), stride=config.training.eval_stride,
                                            show_progress=True, hide_last=scenario)
                    for scenario in (0, *hidden)}
     prediction = predictions[0]
