@@ -1,4 +1,9 @@
-"""Small file helpers shared by every stage: atomic writes and checksums."""
+"""Small file helpers shared by every stage: atomic writes, output folders and checksums.
+
+A write that the system refuses (a read-only folder, a parent that is a file, a target that is a
+folder, a full disk) raises :class:`~hydroseq.errors.OutputPathError` naming the output, never a
+bare ``OSError``: the CLI prints it on one line and exits 2.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +14,34 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from hydroseq.errors import OutputPathError
+
+
+def _problem(error: OSError) -> str:
+    """The reason of a refused write in words (``strerror``, e.g. 'Read-only file system')."""
+    return error.strerror or type(error).__name__
+
+
+def make_output_dir(folder: str | os.PathLike[str]) -> Path:
+    """Create ``folder`` (and its parents) for outputs; a clear error if that is impossible.
+
+    Raises
+    ------
+    OutputPathError
+        If ``folder`` or one of its parents is a file, or the system refuses to create it.
+    """
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise OutputPathError(folder, "exists and is not a folder")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        blocking = next((parent for parent in folder.parents if parent.exists() and not parent.is_dir()), None)
+        problem = f"cannot create the folder: {blocking} is a file" if blocking else \
+            f"cannot create the folder ({_problem(error)})"
+        raise OutputPathError(folder, problem) from None
+    return folder
+
 
 @contextlib.contextmanager
 def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
@@ -16,19 +49,34 @@ def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
 
     Nothing is left behind if the block raises: readers see either the old file or the complete
     new one, never a half-written one.
+
+    Raises
+    ------
+    OutputPathError
+        If the folder cannot be made or written, ``target`` is a folder, or writing the temporary
+        file fails (an ``OSError`` about that file inside the block).
     """
     target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    if target.is_dir():
+        raise OutputPathError(target, "is a folder, expected a file path")
+    make_output_dir(target.parent)
+    try:
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as error:
+        raise OutputPathError(target, f"cannot write in {target.parent} ({_problem(error)})") from None
     os.close(fd)
     tmp = Path(tmp_name)
-    # mkstemp creates the file owner-only; published outputs get the usual umask-based mode.
-    umask = os.umask(0)
-    os.umask(umask)
-    tmp.chmod(0o666 & ~umask)
     try:
+        # mkstemp creates the file owner-only; published outputs get the usual umask-based mode.
+        umask = os.umask(0)
+        os.umask(umask)
+        tmp.chmod(0o666 & ~umask)
         yield tmp
         os.replace(tmp, target)
+    except OSError as error:
+        if {str(error.filename), str(error.filename2)} & {str(tmp), str(target)}:
+            raise OutputPathError(target, f"cannot be written ({_problem(error)})") from None
+        raise
     finally:
         tmp.unlink(missing_ok=True)
 
