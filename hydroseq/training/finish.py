@@ -77,14 +77,21 @@ def finish_run(config: TrainConfig, data: TrainingData, out_dir: Path, device: t
     mlflow.log_artifact(str(report.csv_path))
     for plot in report.plot_paths:
         mlflow.log_artifact(str(plot), "hydrographs_validation")
-    if not has_logged_model(run.run_id, run.experiment_id):
+    if not keep_complete_model(run.run_id, run.experiment_id):
         log_model(model.cpu())
 
 
-def has_logged_model(run_id: str, experiment_id: str) -> bool:
-    """True when the run already holds a complete logged model named ``model``."""
-    models = MlflowClient().search_logged_models([experiment_id], filter_string=f"source_run_id = '{run_id}'")
-    return any(model.name == MODEL_ARTIFACT and model.status == LoggedModelStatus.READY for model in models)
+def keep_complete_model(run_id: str, experiment_id: str) -> bool:
+    """True when the run already holds a complete logged ``model``; else deletes any incomplete one
+    (a kill in the middle of :func:`log_model`) and returns False."""
+    client = MlflowClient()
+    models = [model for model in client.search_logged_models(
+        [experiment_id], filter_string=f"source_run_id = '{run_id}'") if model.name == MODEL_ARTIFACT]
+    if any(model.status == LoggedModelStatus.READY for model in models):
+        return True
+    for model in models:
+        client.delete_logged_model(model.model_id)
+    return False
 
 
 def log_model(model: torch.nn.Module) -> None:
