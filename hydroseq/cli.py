@@ -123,6 +123,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _is_store_lock(error: Exception) -> bool:
+    """SQLite's 'database is locked' from an MLflow call without retries of its own (most retry:
+    :mod:`hydroseq.training.store`)."""
+    return type(error).__module__.split(".")[0] in ("sqlalchemy", "mlflow") and "database is locked" in str(error)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``hydroseq`` command; returns the process exit status."""
     args = build_parser().parse_args(argv)
@@ -130,6 +136,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return args.handler(args)
     except HydroseqError as error:
         print(f"hydroseq {args.command}: error: {error}", file=sys.stderr)
+        return 2
+    except Exception as error:
+        if not _is_store_lock(error):
+            raise
+        print(f"hydroseq {args.command}: error: the MLflow store is locked by another process "
+              f"({str(error).splitlines()[0]})", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"hydroseq {args.command}: interrupted", file=sys.stderr)
