@@ -22,6 +22,11 @@ def _problem(error: OSError) -> str:
     return error.strerror or type(error).__name__
 
 
+def _blocking_file(path: Path) -> Path | None:
+    """The first of ``path`` and its parents that exists and is not a folder, if any."""
+    return next((folder for folder in (path, *path.parents) if folder.exists() and not folder.is_dir()), None)
+
+
 def make_output_dir(folder: str | os.PathLike[str]) -> Path:
     """Create ``folder`` (and its parents) for outputs; a clear error if that is impossible.
 
@@ -31,15 +36,15 @@ def make_output_dir(folder: str | os.PathLike[str]) -> Path:
         If ``folder`` or one of its parents is a file, or the system refuses to create it.
     """
     folder = Path(folder)
-    if folder.exists() and not folder.is_dir():
+    blocking = _blocking_file(folder)
+    if blocking == folder:
         raise OutputPathError(folder, "exists and is not a folder")
+    if blocking is not None:
+        raise OutputPathError(folder, f"cannot create the folder: {blocking} is a file")
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as error:
-        blocking = next((parent for parent in folder.parents if parent.exists() and not parent.is_dir()), None)
-        problem = f"cannot create the folder: {blocking} is a file" if blocking else \
-            f"cannot create the folder ({_problem(error)})"
-        raise OutputPathError(folder, problem) from None
+        raise OutputPathError(folder, f"cannot create the folder ({_problem(error)})") from None
     return folder
 
 
@@ -59,6 +64,9 @@ def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
     target = Path(target)
     if target.is_dir():
         raise OutputPathError(target, "is a folder, expected a file path")
+    blocking = _blocking_file(target.parent)
+    if blocking is not None:
+        raise OutputPathError(target, f"cannot be written: {blocking} is a file, not a folder")
     make_output_dir(target.parent)
     try:
         fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
