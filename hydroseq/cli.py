@@ -125,7 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _is_store_lock(error: Exception) -> bool:
     """SQLite's 'database is locked' from an MLflow call without retries of its own (most retry:
-    :mod:`hydroseq.training.store`)."""
+    :func:`hydroseq.training.store.retry_locked`; same test as its ``is_lock_error``)."""
     return type(error).__module__.split(".")[0] in ("sqlalchemy", "mlflow") and "database is locked" in str(error)
 
 

@@ -20,7 +20,6 @@ from filelock import FileLock, Timeout
 from mlflow.entities import Metric
 from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
-from sqlalchemy.exc import OperationalError
 
 from hydroseq.config import TrackingConfig
 from hydroseq.errors import HydroseqError
@@ -39,8 +38,8 @@ def sqlite_file(tracking_uri: str) -> Path | None:
 
 
 def is_lock_error(error: BaseException) -> bool:
-    """True for SQLite's 'database is locked' (raised by SQLAlchemy, or wrapped by MLflow)."""
-    return isinstance(error, (OperationalError, MlflowException)) and "database is locked" in str(error)
+    """True for SQLite's 'database is locked' (raised by SQLAlchemy under MLflow, or wrapped by MLflow)."""
+    return type(error).__module__.split(".")[0] in ("sqlalchemy", "mlflow") and "database is locked" in str(error)
 
 
 def retry_locked(tracking_uri: str, config: TrackingConfig, action: Callable[[], T]) -> T:
@@ -55,7 +54,7 @@ def retry_locked(tracking_uri: str, config: TrackingConfig, action: Callable[[],
     for attempt in range(config.store_lock_retries + 1):
         try:
             return action()
-        except (OperationalError, MlflowException) as error:
+        except Exception as error:
             if not is_lock_error(error):
                 raise
             if attempt == config.store_lock_retries:

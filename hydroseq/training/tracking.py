@@ -20,7 +20,6 @@ os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")  # no internet here; t
 import mlflow  # noqa: E402  (after the telemetry switch)
 
 from mlflow.exceptions import MlflowException  # noqa: E402
-from mlflow.tracking import MlflowClient  # noqa: E402
 
 from hydroseq.config import TrackingConfig  # noqa: E402
 from hydroseq.errors import HydroseqError  # noqa: E402
