@@ -66,8 +66,8 @@ _LEGACY_TEMP = re.compile(r"^\..+\.[A-Za-z0-9_]{8}\.tmp$")  # mkstemp names of e
 _DEFERRED = {signal.SIGINT, signal.SIGTERM}
 
 
-def temp_path(target: str | os.PathLike[str], kind: str = "tmp") -> Path:
-    """Create an empty, umask-moded temporary file beside ``target`` and return its path."""
+def prepare_output_file(target: str | os.PathLike[str]) -> Path:
+    """Check that ``target`` can be a file and create its folder; an :class:`OutputPathError` naming it if not."""
     target = Path(target)
     if target.is_dir():
         raise OutputPathError(target, "is a folder, expected a file path")
@@ -75,6 +75,12 @@ def temp_path(target: str | os.PathLike[str], kind: str = "tmp") -> Path:
     if blocking is not None:
         raise OutputPathError(target, f"cannot be written: {blocking} is a file, not a folder")
     make_output_dir(target.parent)
+    return target
+
+
+def temp_path(target: str | os.PathLike[str], kind: str = "tmp") -> Path:
+    """Create an empty, umask-moded temporary file beside ``target`` and return its path."""
+    target = prepare_output_file(target)
     while True:
         tmp = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.{kind}")
         try:
@@ -173,8 +179,7 @@ def publish_set(manifest: str | os.PathLike[str]) -> Iterator[StagedSet]:
     finishes it (see :func:`clean_stale_temporaries`). Readers trust a set only when its manifest
     is there and every file matches it (:func:`verify_set`).
     """
-    manifest = Path(manifest)
-    manifest.parent.mkdir(parents=True, exist_ok=True)
+    manifest = prepare_output_file(manifest)
     clean_stale_temporaries(manifest.parent)
     staged = StagedSet(manifest)
     try:
