@@ -137,6 +137,12 @@ def _raise_terminated(signum: int, frame: object) -> None:
     raise Terminated(signum)
 
 
+def _is_store_lock(error: Exception) -> bool:
+    """SQLite's 'database is locked' from an MLflow call without retries of its own (most retry:
+    :func:`hydroseq.training.store.retry_locked`; same test as its ``is_lock_error``)."""
+    return type(error).__module__.split(".")[0] in ("sqlalchemy", "mlflow") and "database is locked" in str(error)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``hydroseq`` command; returns the process exit status.
 
@@ -156,6 +162,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         signum = interrupt.signum if isinstance(interrupt, Terminated) else signal.SIGINT
         print(f"hydroseq {args.command}: interrupted ({signal.Signals(signum).name})", file=sys.stderr)
         return 128 + signum
+    except Exception as error:
+        if not _is_store_lock(error):
+            raise
+        print(f"hydroseq {args.command}: error: the MLflow store is locked by another process "
+              f"({str(error).splitlines()[0]})", file=sys.stderr)
+        return 2
     finally:
         if in_main_thread:
             signal.signal(signal.SIGTERM, previous)

@@ -30,3 +30,21 @@ class InputDataError(HydroseqError):
         self.where = where
         location = f" ({where})" if where else ""
         super().__init__(f"{self.path}{location}: {problem}")
+
+
+class OutputPathError(HydroseqError):
+    """An output cannot be written where it was asked for (a read-only folder, a parent that is a
+    file, a folder where a file should go).
+
+    Parameters
+    ----------
+    path
+        The output that cannot be written.
+    problem
+        Why, in words.
+    """
+
+    def __init__(self, path: object, problem: str) -> None:
+        self.path = str(path)
+        self.problem = problem
+        super().__init__(f"{self.path}: {problem}")

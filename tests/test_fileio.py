@@ -133,3 +133,38 @@ def test_temporaries_of_a_running_writer_are_kept(tmp_path):
 def _dead_pid() -> int:
     child = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     return int(child.stdout)
+
+
+def test_target_that_is_a_folder_is_a_clear_error_and_leaves_no_temp(tmp_path):
+    from hydroseq.errors import OutputPathError
+
+    (tmp_path / "out.nc").mkdir()
+    with pytest.raises(OutputPathError, match="out.nc: is a folder, expected a file path"):
+        write_text_atomic(tmp_path / "out.nc", "x")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.nc"]
+
+
+def test_parent_that_is_a_file_is_named(tmp_path):
+    from hydroseq.errors import OutputPathError
+    from hydroseq.fileio import make_output_dir
+
+    (tmp_path / "plain").write_text("x")
+    with pytest.raises(OutputPathError, match=r"plain/sub/out.txt: cannot be written: .*plain is a file"):
+        write_text_atomic(tmp_path / "plain" / "sub" / "out.txt", "x")
+    with pytest.raises(OutputPathError, match=r"plain: exists and is not a folder"):
+        make_output_dir(tmp_path / "plain")
+
+
+def test_refused_rename_names_the_target(tmp_path, monkeypatch):
+    """An OSError about the temporary file or the target (here a full disk at the rename) is an OutputPathError."""
+    import errno
+
+    from hydroseq.errors import OutputPathError
+
+    def full_disk(source, target):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(source), None, str(target))
+
+    monkeypatch.setattr(os, "replace", full_disk)
+    with pytest.raises(OutputPathError, match="out.txt: cannot be written \\(No space left on device\\)"):
+        write_text_atomic(tmp_path / "out.txt", "x")
+    assert list(tmp_path.iterdir()) == []

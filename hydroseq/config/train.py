@@ -166,6 +166,8 @@ class TrackingConfig(StrictModel):
     artifact_root: Path = Path("mlartifacts")
     experiment: str = "hydroseq"
     run_name: str | None = None
+    store_lock_retries: int = Field(5, ge=0, description="tries after the first while the store is locked")
+    store_lock_backoff_s: float = Field(1.0, gt=0, description="wait before the first retry; doubles each time")
 
 
 class TrainConfig(StrictModel):

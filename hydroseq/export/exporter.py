@@ -18,7 +18,8 @@ from hydroseq.config import TrainConfig
 from hydroseq.export.metadata import METADATA_FILE, ONNX_FILE, PT2_FILE, ExportMetadata
 from hydroseq.export.network import LastStepNetwork, reference_prediction
 from hydroseq.export.onnx_export import as_numpy_inputs, save_onnx, save_pt2, trace_network
-from hydroseq.fileio import sha256_file, write_text_atomic
+from hydroseq.errors import HydroseqError
+from hydroseq.fileio import make_output_dir, sha256_file, write_text_atomic
 from hydroseq.model import LSTMModel
 
 PARITY_TOLERANCE = 1e-5
@@ -45,16 +46,17 @@ def export_trained_model(model: LSTMModel, config: TrainConfig, state: dict[str,
 
     Raises
     ------
+    HydroseqError
+        If ``seq_len`` is below 1, or ``out_dir`` cannot be written (:class:`OutputPathError`).
     ValueError
-        If ``seq_len`` is below 1 or onnxruntime and torch differ by more than 1e-5.
+        If onnxruntime and torch differ by more than 1e-5.
     """
     if seq_len < 1:
-        raise ValueError(f"seq_len must be at least 1, got {seq_len}")
+        raise HydroseqError(f"seq_len (--seq-len) must be at least 1, got {seq_len}")
     if seq_len != config.data.max_len:
         warnings.warn(f"seq_len {seq_len} differs from the training max_len {config.data.max_len}: forecasts "
                       f"will see histories of a length the model was not trained on", stacklevel=2)
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir = make_output_dir(out_dir)
     for stale in (METADATA_FILE, PT2_FILE):  # until the new metadata is written the directory is incomplete
         (out_dir / stale).unlink(missing_ok=True)
     model = model.eval()

@@ -11,11 +11,16 @@ resolved train config as a JSON-able dict), ``feature_names``, ``n_features``, `
 An ensemble's checkpoint (``training.ensemble > 1``) also holds ``member_states`` (every member's
 weights, first member first) and ``member_run_ids``; :func:`model_from_checkpoint` then rebuilds
 an :class:`~hydroseq.model.EnsembleModel`.
+
+An epoch is committed by :func:`commit_epoch`; :func:`repair_best_checkpoint` finishes, at resume,
+the part of a commit that a killed process left undone.
 """
 
 from __future__ import annotations
 
 import random
+import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +33,8 @@ from hydroseq.fileio import atomic_path
 from hydroseq.model import EnsembleModel, LSTMModel, get_model
 
 CHECKPOINT_FORMAT_VERSION = 1
+LAST_CHECKPOINT = "last.pt"
+BEST_CHECKPOINT = "best.pt"
 REQUIRED_KEYS = ("format_version", "model_state", "config", "n_features", "n_outputs", "mode")
 
 
@@ -66,6 +73,58 @@ def save_checkpoint(path: str | Path, state: dict[str, Any]) -> Path:
     with atomic_path(path) as tmp:
         torch.save({"format_version": CHECKPOINT_FORMAT_VERSION, **state}, tmp)
     return path
+
+
+def commit_epoch(out_dir: Path, checkpoint: dict[str, Any], improved: bool,
+                 log_metrics: Callable[[list[dict[str, float]]], None]) -> None:
+    """Commit a finished epoch: the atomic rename of ``last.pt`` is its one commit point.
+
+    What follows is derived from ``last.pt`` and redone at ``--resume`` if a kill interrupts it:
+    ``best.pt`` (a copy of this checkpoint when ``improved``; :func:`repair_best_checkpoint`) and the
+    epoch's MLflow metrics (``log_metrics`` is given the epoch's history row and must skip what the
+    run already holds). A kill before the rename leaves the previous epoch committed, and the resumed
+    run trains this epoch again bit-exactly; nothing of it has reached ``best.pt`` or MLflow.
+    """
+    save_checkpoint(out_dir / LAST_CHECKPOINT, checkpoint)
+    if improved:
+        save_checkpoint(out_dir / BEST_CHECKPOINT, checkpoint)
+    log_metrics(checkpoint["history"][-1:])
+
+
+def repair_best_checkpoint(out_dir: Path, last: dict[str, Any]) -> None:
+    """Make ``best.pt`` hold the best epoch that ``last`` (the loaded ``last.pt``) records.
+
+    When the last committed epoch was the best one, ``best.pt`` is the same checkpoint as ``last.pt``;
+    if a kill came between the two writes it is copied now. An earlier best epoch was committed
+    whole before the next epoch began, so its ``best.pt`` must already be there.
+
+    Raises
+    ------
+    InputDataError
+        If ``best.pt`` does not hold the earlier best epoch ``last.pt`` records (it was replaced or removed).
+    """
+    best_epoch = int(last["early_stopping"]["best_epoch"])
+    if best_epoch < 0:  # no epoch had a finite validation NSE yet
+        return
+    best_path = out_dir / BEST_CHECKPOINT
+    if _holds_epoch(best_path, best_epoch + 1, last["run_id"]):
+        return
+    if best_epoch + 1 == last["epoch"]:
+        with atomic_path(best_path) as tmp:
+            shutil.copyfile(out_dir / LAST_CHECKPOINT, tmp)
+        return
+    raise InputDataError(best_path, f"does not hold epoch {best_epoch}, the best epoch that "
+                                    f"{LAST_CHECKPOINT} of run {last['run_id']} records; restore it or train afresh")
+
+
+def _holds_epoch(path: Path, epochs_completed: int, run_id: str) -> bool:
+    if not path.is_file():
+        return False
+    try:
+        state = load_checkpoint(path)
+    except InputDataError:
+        return False
+    return state.get("epoch") == epochs_completed and state.get("run_id") == run_id
 
 
 def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") -> dict[str, Any]:

@@ -8,13 +8,14 @@ from pathlib import Path
 import mlflow
 import numpy as np
 import torch
-from mlflow.entities import Param
+from mlflow.entities import LoggedModelStatus, Param
 from mlflow.tracking import MlflowClient
 
 import hydroseq
 from hydroseq.config import TrainConfig, dump_config
 from hydroseq.fileio import write_text_atomic
 from hydroseq.training import checkpoint as ckpt
+from hydroseq.training import store
 from hydroseq.training import tracking
 from hydroseq.training.data import TrainingData
 from hydroseq.training.report import print_report, report_split
@@ -46,10 +47,12 @@ def start_run(config: TrainConfig, data: TrainingData, tracking_uri: str, out_di
             "hydroseq_version": hydroseq.__version__}
     if parent_run_id is not None:
         tags["mlflow.parentRunId"] = parent_run_id
-    run_id = client.create_run(experiment_id, run_name=config.tracking.run_name, tags=tags).info.run_id
+    run_id = store.retry_locked(tracking_uri, config.tracking, lambda: client.create_run(
+        experiment_id, run_name=config.tracking.run_name, tags=tags).info.run_id)
     params = tracking.flatten_params(config.model_dump(mode="json"))
     params["data.resolved_path"] = str(data.path.resolve())
-    client.log_batch(run_id, params=[Param(key, value) for key, value in params.items()])
+    store.retry_locked(tracking_uri, config.tracking, lambda: client.log_batch(
+        run_id, params=[Param(key, value) for key, value in params.items()]))
     files = {"config.yaml": dump_config(config), "scalers.json": json.dumps(data.scalers.to_dict(), indent=2),
              "ingest_report.yaml": tracking.ingest_report(data.path)}
     for name, text in files.items():
@@ -61,19 +64,38 @@ def start_run(config: TrainConfig, data: TrainingData, tracking_uri: str, out_di
 
 
 def finish_run(config: TrainConfig, data: TrainingData, out_dir: Path, device: torch.device) -> None:
-    """Inside the active run: score the best checkpoint on the validation split, log it and the model."""
+    """Inside the active run: score the best checkpoint on the validation split, log it and the model.
+
+    Run again after a kill (``--resume`` of a run whose epochs were all committed) it logs no metric
+    twice and no second model.
+    """
     best_path = out_dir / "best.pt" if (out_dir / "best.pt").exists() else out_dir / "last.pt"
     model, _ = ckpt.model_from_checkpoint(ckpt.load_checkpoint(best_path))
     model.to(device)
     report = report_split(model, data.station_data, data.scalers, config, "validation", device, out_dir,
                           late_gauge=False)
     print_report(report, "validation (best epoch)")
-    mlflow.log_metrics(report.summary)
+    run = mlflow.active_run().info
+    store.log_new_metrics(mlflow.get_tracking_uri(), run.run_id, config.tracking, [{store.STEP_KEY: 0, **report.summary}])
     mlflow.log_artifact(str(best_path), tracking.BEST_CHECKPOINT_ARTIFACT)
     mlflow.log_artifact(str(report.csv_path))
     for plot in report.plot_paths:
         mlflow.log_artifact(str(plot), "hydrographs_validation")
-    log_model(model.cpu())
+    if not keep_complete_model(run.run_id, run.experiment_id):
+        log_model(model.cpu())
+
+
+def keep_complete_model(run_id: str, experiment_id: str) -> bool:
+    """True when the run already holds a complete logged ``model``; else deletes any incomplete one
+    (a kill in the middle of :func:`log_model`) and returns False."""
+    client = MlflowClient()
+    models = [model for model in client.search_logged_models(
+        [experiment_id], filter_string=f"source_run_id = '{run_id}'") if model.name == MODEL_ARTIFACT]
+    if any(model.status == LoggedModelStatus.READY for model in models):
+        return True
+    for model in models:
+        client.delete_logged_model(model.model_id)
+    return False
 
 
 def log_model(model: torch.nn.Module) -> None:

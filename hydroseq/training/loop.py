@@ -2,13 +2,15 @@
 
 One epoch = one pass over the training samples in the sampler's order for that epoch (seeded by
 ``seed`` and the epoch, so a resumed run sees exactly the batches an uninterrupted one would). After
-each epoch: validation (median NSE and KGE over stations), metrics to MLflow, an atomic checkpoint
-(``last.pt``, and ``best.pt`` when the validation median NSE improved), early stopping.
+each epoch: validation (median NSE and KGE over stations), the epoch's commit (``last.pt``, then
+``best.pt`` when the validation median NSE improved, then the metrics to MLflow:
+:func:`~hydroseq.training.checkpoint.commit_epoch`), early stopping.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import time
 from dataclasses import dataclass, field
@@ -21,9 +23,11 @@ from tqdm.auto import tqdm
 from hydroseq.batching import make_loader
 from hydroseq.config import TrainConfig
 from hydroseq.dataset import Scalers
+from hydroseq.fileio import make_output_dir
 from hydroseq.model import get_model, masked_mse, nse_loss
 from hydroseq.training import checkpoint as ckpt
 from hydroseq.training import distributed
+from hydroseq.training import store
 from hydroseq.training import tracking
 from hydroseq.training.augment import hide_observed
 from hydroseq.training.ensemble import train_ensemble
@@ -53,7 +57,8 @@ def train(config: TrainConfig, data_path: str | Path | None = None, resume: bool
     """Train the configured LSTM, tracked in MLflow; returns the run id and the history.
 
     ``resume`` continues from ``<output_dir>/last.pt`` (same MLflow run, same scalers, generator
-    states restored), so a killed run ends with the same weights as an uninterrupted one.
+    states restored; ``best.pt`` and the MLflow metrics of the committed epochs completed first), so
+    a killed run ends with the same checkpoints and metric history as an uninterrupted one.
     Under ``torchrun`` every process trains its share of each epoch with DDP and only rank 0 logs
     and writes checkpoints (see :mod:`hydroseq.training.distributed`).
     ``training.ensemble > 1`` trains the members one after the other as child runs of
@@ -65,7 +70,7 @@ def train(config: TrainConfig, data_path: str | Path | None = None, resume: bool
     set_threads(cfg)
     ddp = distributed.setup(cfg)  # under torchrun: process group, this rank's device and share of the cores
     device = ddp.device
-    out_dir = Path(cfg.output_dir)
+    out_dir = make_output_dir(cfg.output_dir)
     state = ckpt.load_checkpoint(out_dir / "last.pt") if resume else None
     scalers = Scalers.from_dict(json.loads(state["scalers"])) if state else None
     data = load_training_data(config, data_path, scalers)
@@ -91,8 +96,15 @@ def train(config: TrainConfig, data_path: str | Path | None = None, resume: bool
     uri = tracking.resolve_tracking_uri(config.tracking, tracking_uri)
     run_id = ddp.from_main(lambda: start_run(config, data, uri, out_dir, run_id=state["run_id"] if state else None,
                                              parent_run_id=parent_run_id))
+    log_new_metrics = functools.partial(store.log_new_metrics, uri, run_id, config.tracking)
+    if state and ddp.is_main:  # finish the commit of the last epoch if a kill interrupted it
+        ckpt.repair_best_checkpoint(out_dir, state)
+        log_new_metrics(history)
+    first_epoch = state["epoch"] if state else 0
+    if stopper.should_stop:  # killed after committing the epoch that stopped early: nothing left to train
+        first_epoch = cfg.epochs
     with tracking.use_tracking_uri(uri), (mlflow.start_run(run_id=run_id) if ddp.is_main else contextlib.nullcontext()):
-        for epoch in range(state["epoch"] if state else 0, cfg.epochs):
+        for epoch in range(first_epoch, cfg.epochs):
             loader.sampler.set_epoch(epoch)
             metrics = train_one_epoch(trained, optimizer, loader, data, config, device, epoch)
             scheduler.step()
@@ -100,8 +112,6 @@ def train(config: TrainConfig, data_path: str | Path | None = None, resume: bool
             metrics = ddp.combine_metrics(metrics)
             improved = stopper.update(metrics["val_median_nse"], epoch)
             history.append({"epoch": epoch, **metrics})
-            if ddp.is_main:
-                mlflow.log_metrics(metrics, step=epoch)
             print(f"epoch {epoch}: train loss {metrics['train_loss']:.4f}, val median NSE "
                   f"{metrics['val_median_nse']:.3f}, {metrics['valid_timesteps_per_s']:,.0f} valid steps/s, "
                   f"{metrics['epoch_seconds']:.0f} s", flush=True)
@@ -115,9 +125,7 @@ def train(config: TrainConfig, data_path: str | Path | None = None, resume: bool
                 "rng_by_rank": ddp.all_gather(ckpt.rng_states()),
             }
             if ddp.is_main:
-                ckpt.save_checkpoint(out_dir / "last.pt", checkpoint)
-            if improved and ddp.is_main:
-                ckpt.save_checkpoint(out_dir / "best.pt", checkpoint)
+                ckpt.commit_epoch(out_dir, checkpoint, improved, log_new_metrics)
             if stopper.should_stop:
                 print(f"early stopping after epoch {epoch}: no better validation median NSE for {cfg.patience} epochs")
                 break

@@ -20,10 +20,10 @@ os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")  # no internet here; t
 import mlflow  # noqa: E402  (after the telemetry switch)
 
 from mlflow.exceptions import MlflowException  # noqa: E402
-from mlflow.tracking import MlflowClient  # noqa: E402
 
 from hydroseq.config import TrackingConfig  # noqa: E402
 from hydroseq.errors import HydroseqError  # noqa: E402
+from hydroseq.training import store  # noqa: E402
 from hydroseq.training.checkpoint import load_checkpoint  # noqa: E402
 
 MAX_PARAM_LENGTH = 6000  # MLflow's limit on a param value
@@ -64,13 +64,11 @@ def ensure_experiment(config: TrackingConfig, tracking_uri: str) -> str:
     """The id of ``config.experiment`` in the store ``tracking_uri``, creating it if needed.
 
     With a local store the experiment's artifacts go to ``config.artifact_root`` (made absolute).
+    A fresh SQLite store is created under a file lock, and a locked one retried
+    (:func:`hydroseq.training.store.open_experiment`).
     """
-    client = mlflow.MlflowClient(tracking_uri)
-    experiment = client.get_experiment_by_name(config.experiment)
-    if experiment is not None:
-        return experiment.experiment_id
     location = Path(config.artifact_root).resolve().as_uri() if is_local_store(tracking_uri) else None
-    return client.create_experiment(config.experiment, artifact_location=location)
+    return store.open_experiment(config, tracking_uri, location)
 
 
 def flatten_params(values: dict[str, Any], prefix: str = "") -> dict[str, str]:
@@ -149,7 +147,7 @@ def load_run_checkpoint(run_id: str, tracking_uri: str | None = None) -> tuple[d
         If the run is not in the store or has no checkpoint artifact (its training did not finish).
     """
     uri = resolve_tracking_uri(TrackingConfig(), tracking_uri)
-    client = MlflowClient(uri)
+    client = store.open_client(uri)
     try:
         run = client.get_run(run_id)
     except MlflowException:

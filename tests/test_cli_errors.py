@@ -1,0 +1,152 @@
+"""Outputs that cannot be written, and impossible arguments, give one line and exit 2 from every command.
+
+Each case runs ``hydroseq`` as a real process: exit status 2, exactly one line on stderr naming
+the output, no traceback. The data are the bundled Caravan basins, ingested for 2012-2013; the
+model is a tiny per-step LSTM trained for one short epoch and exported once.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hydroseq.config import IngestConfig, dump_config, load_config, validate_config
+from hydroseq.config import TrainConfig
+
+pytestmark = pytest.mark.slow
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+STATIONS = ["01022500", "02064000", "03015500"]
+DYNAMIC = ["total_precipitation_sum", "temperature_2m_mean", "potential_evaporation_sum"]
+ISSUE = "2013-12-01T08:00"
+PROGRESS_BAR = re.compile(r"\d+%\|")  # the ingest's tqdm bar shares stderr; it is not a message
+
+
+def _hydroseq(*args: str | Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "hydroseq.cli", *map(str, args)], capture_output=True,
+                          text=True, timeout=300)
+
+
+def _assert_one_line_error(finished: subprocess.CompletedProcess, *names: str | Path) -> None:
+    assert finished.returncode == 2, finished.stderr[-3000:]
+    assert "Traceback" not in finished.stderr
+    lines = [line for line in finished.stderr.strip().splitlines() if not PROGRESS_BAR.search(line)]
+    assert len(lines) == 1, finished.stderr
+    for name in names:
+        assert str(name) in lines[0], lines[0]
+
+
+def _ingest_config(work: Path) -> Path:
+    config = load_config(REPO_ROOT / "configs" / "ingest_caravan_daily.yaml", IngestConfig)
+    config.stations.path = REPO_ROOT / config.stations.path
+    config.stations.ids = STATIONS
+    for source in config.sources:
+        source.path = str(REPO_ROOT / source.path)
+    config.grid.start, config.grid.end = dt.date(2012, 1, 1), dt.date(2013, 12, 31)
+    path = work / "ingest.yaml"
+    path.write_text(dump_config(config))
+    return path
+
+
+def _train_config(work: Path, data: Path, output_dir: Path) -> Path:
+    config = validate_config({
+        "data": {"path": str(data), "dynamic_inputs": DYNAMIC, "static_inputs": ["p_mean", "aridity"],
+                 "mode": "per_step", "max_len": 30, "min_len": 5, "cache_dir": str(work / "cache"),
+                 "splits": {"train": {"start": "2012-01-01", "end": "2012-12-31"},
+                            "validation": {"start": "2013-01-01", "end": "2013-03-31"},
+                            "test": {"start": "2013-04-01", "end": "2013-12-31"}}},
+        "model": {"hidden_size": 8},
+        "training": {"epochs": 1, "max_batches_per_epoch": 2, "threads": 1, "output_dir": str(output_dir)},
+        "tracking": {"tracking_uri": f"sqlite:///{work / 'mlruns.db'}", "artifact_root": str(work / "artifacts")},
+    }, TrainConfig)
+    path = work / f"train_{output_dir.name}.yaml"
+    path.write_text(dump_config(config))
+    return path
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """An ingest config and its output, a trained checkpoint, its export, and a plain file."""
+    work = tmp_path_factory.mktemp("cli_errors")
+    ingest_config = _ingest_config(work)
+    data = work / "caravan.nc"
+    for args in (["ingest", "--config", ingest_config, "--out", data],
+                 ["train", "--config", _train_config(work, data, work / "out")],
+                 ["export", "--run", work / "out" / "last.pt", "--seq-len", "30", "--out", work / "model"]):
+        finished = _hydroseq(*args)
+        assert finished.returncode == 0, finished.stderr[-3000:]
+    (work / "plain.txt").write_text("a file, not a folder")
+    return {"work": work, "ingest_config": ingest_config, "data": data, "checkpoint": work / "out" / "last.pt",
+            "model": work / "model", "file": work / "plain.txt"}
+
+
+def test_ingest_out_that_is_a_folder(made, tmp_path: Path) -> None:
+    _assert_one_line_error(_hydroseq("ingest", "--config", made["ingest_config"], "--out", tmp_path),
+                           tmp_path, "is a folder")
+
+
+def test_ingest_out_under_a_file(made) -> None:
+    out = made["file"] / "caravan.nc"
+    _assert_one_line_error(_hydroseq("ingest", "--config", made["ingest_config"], "--out", out),
+                           made["file"], "is a file")
+
+
+def test_export_out_that_is_a_file(made) -> None:
+    _assert_one_line_error(_hydroseq("export", "--run", made["checkpoint"], "--seq-len", "30", "--out", made["file"]),
+                           made["file"], "not a folder")
+
+
+def test_export_out_under_a_file(made) -> None:
+    out = made["file"] / "model"
+    _assert_one_line_error(_hydroseq("export", "--run", made["checkpoint"], "--seq-len", "30", "--out", out),
+                           out, "is a file")
+
+
+def test_export_seq_len_zero(made, tmp_path: Path) -> None:
+    _assert_one_line_error(_hydroseq("export", "--run", made["checkpoint"], "--seq-len", "0", "--out", tmp_path / "m"),
+                           "seq_len (--seq-len) must be at least 1, got 0")
+    assert not (tmp_path / "m").exists()
+
+
+def test_export_out_that_is_read_only(made, tmp_path: Path) -> None:
+    """Root may write in any chmod-read-only folder, so the folder is made immutable (``chattr +i``)."""
+    out = tmp_path / "read_only"
+    out.mkdir()
+    if shutil.which("chattr") is None or subprocess.run(["chattr", "+i", str(out)]).returncode != 0:
+        pytest.skip("chattr +i is not available on this file system")
+    try:
+        finished = _hydroseq("export", "--run", made["checkpoint"], "--seq-len", "30", "--out", out)
+    finally:
+        subprocess.run(["chattr", "-i", str(out)], check=True)
+    _assert_one_line_error(finished, out, "cannot write in")
+    assert list(out.iterdir()) == []
+
+
+def test_forecast_out_that_is_a_folder(made, tmp_path: Path) -> None:
+    finished = _hydroseq("forecast", "--model", made["model"], "--data", made["data"], "--issue-time", ISSUE,
+                         "--out", tmp_path)
+    _assert_one_line_error(finished, tmp_path, "is a folder")
+
+
+def test_forecast_out_under_a_file(made) -> None:
+    out = made["file"] / "forecast.nc"
+    finished = _hydroseq("forecast", "--model", made["model"], "--data", made["data"], "--issue-time", ISSUE,
+                         "--out", out)
+    _assert_one_line_error(finished, made["file"], "is a file")
+
+
+def test_train_output_dir_that_is_a_file(made) -> None:
+    config = _train_config(made["work"], made["data"], made["file"])
+    _assert_one_line_error(_hydroseq("train", "--config", config), made["file"], "not a folder")
+
+
+def test_train_checkpoint_path_that_is_a_folder(made, tmp_path: Path) -> None:
+    (tmp_path / "out" / "last.pt").mkdir(parents=True)
+    config = _train_config(made["work"], made["data"], tmp_path / "out")
+    _assert_one_line_error(_hydroseq("train", "--config", config), tmp_path / "out" / "last.pt", "is a folder")

@@ -1,0 +1,113 @@
+"""A kill at any write of an epoch's commit, then ``--resume``: the same checkpoints and MLflow history.
+
+Each case runs ``hydroseq train`` in a real process (``commit_killer.py``) that SIGKILLs itself
+right after its k-th commit write (``last.pt``, ``best.pt``, an MLflow metrics batch), resumes it
+with ``hydroseq train --resume``, and compares with one uninterrupted run: ``best.pt`` and
+``last.pt`` (weights, epoch, early stopping, history) and every metric's MLflow history.
+"""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from mlflow.tracking import MlflowClient
+
+from hydroseq.config import dump_config
+from hydroseq.errors import InputDataError
+from hydroseq.training.checkpoint import load_checkpoint, repair_best_checkpoint
+
+pytestmark = pytest.mark.slow
+
+KILLER = Path(__file__).with_name("commit_killer.py")
+EPOCHS = 2
+# Per epoch last.pt, best.pt (every epoch improves here) and its metrics; then the validation summary
+# and the metrics that log_model links to the logged model.
+WRITES = 3 * EPOCHS + 2
+# Metrics that depend on the machine's speed: their steps are compared, not their values.
+TIMINGS = {"epoch_seconds", "val_seconds", "valid_timesteps_per_s", "samples_per_s", "peak_memory_mb"}
+
+
+def _train(work: Path, kill_after: int = 0, resume: bool = False) -> subprocess.CompletedProcess:
+    command = [sys.executable, str(KILLER), str(kill_after), str(work / "writes.txt"),
+               "--config", str(work / "train.yaml"), *(["--resume"] if resume else [])]
+    return subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=work)
+
+
+def _prepared(work: Path, small_nc: Path, make_config, store: Path) -> Path:
+    work.mkdir(parents=True)
+    config = make_config(work, small_nc, epochs=EPOCHS, max_batches_per_epoch=3)
+    (work / "train.yaml").write_text(dump_config(config))
+    shutil.copy(store, work / "mlruns.db")
+    return work
+
+
+def _metric_histories(work: Path) -> dict[str, list[tuple[int, float]]]:
+    client = MlflowClient(f"sqlite:///{work / 'mlruns.db'}")
+    (run,) = client.search_runs([client.get_experiment_by_name("tests").experiment_id])
+    keys = sorted(run.data.metrics)
+    return {key: sorted((m.step, m.value) for m in client.get_metric_history(run.info.run_id, key)) for key in keys}
+
+
+def _comparable(state: dict) -> dict:
+    return {"epoch": state["epoch"], "early_stopping": state["early_stopping"], "run_id": state["run_id"],
+            "history": [{k: v for k, v in row.items() if k not in TIMINGS} for row in state["history"]]}
+
+
+@pytest.fixture(scope="module")
+def store_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An empty MLflow SQLite store with its tables made (that takes seconds per store)."""
+    path = tmp_path_factory.mktemp("store") / "mlruns.db"
+    MlflowClient(f"sqlite:///{path}").search_experiments()
+    return path
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory: pytest.TempPathFactory, small_nc: Path, make_config, store_template) -> Path:
+    work = _prepared(tmp_path_factory.mktemp("commit") / "straight", small_nc, make_config, store_template)
+    finished = _train(work)
+    assert finished.returncode == 0, finished.stderr[-3000:]
+    assert len((work / "writes.txt").read_text().splitlines()) == WRITES  # the parametrisation below covers every write
+    return work
+
+
+@pytest.mark.parametrize("kill_after", range(1, WRITES + 1))
+def test_kill_at_any_commit_write_then_resume_ends_like_an_uninterrupted_run(
+        kill_after: int, tmp_path: Path, small_nc: Path, make_config, store_template, uninterrupted: Path) -> None:
+    work = _prepared(tmp_path / "killed", small_nc, make_config, store_template)
+    killed = _train(work, kill_after)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-3000:]
+    resumed = _train(work, resume=True)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    for name in ("last.pt", "best.pt"):
+        ours, reference = load_checkpoint(work / "out" / name), load_checkpoint(uninterrupted / "out" / name)
+        assert _comparable(ours) | {"run_id": None} == _comparable(reference) | {"run_id": None}, name
+        for key, value in reference["model_state"].items():
+            assert torch.equal(ours["model_state"][key], value), (name, key)
+    ours, reference = _metric_histories(work), _metric_histories(uninterrupted)
+    assert ours.keys() == reference.keys()
+    for key, history in reference.items():
+        if key in TIMINGS:
+            assert [step for step, _ in ours[key]] == [step for step, _ in history], key
+        else:
+            assert ours[key] == history, key  # each step once, with the uninterrupted value
+    client = MlflowClient(f"sqlite:///{work / 'mlruns.db'}")
+    experiment = client.get_experiment_by_name("tests").experiment_id
+    (run,) = client.search_runs([experiment])
+    models = client.search_logged_models([experiment], filter_string=f"source_run_id = '{run.info.run_id}'")
+    assert [model.name for model in models] == ["model"]
+    assert [a.path for a in client.list_artifacts(run.info.run_id, "checkpoints")] == ["checkpoints/best.pt"]
+
+
+def test_a_missing_earlier_best_checkpoint_is_an_error_not_a_guess(uninterrupted: Path, tmp_path: Path) -> None:
+    """``best.pt`` of an earlier epoch cannot be rebuilt from ``last.pt``: resume says so."""
+    state = load_checkpoint(uninterrupted / "out" / "last.pt")
+    state["early_stopping"] = {**state["early_stopping"], "best_epoch": 0}
+    shutil.copy(uninterrupted / "out" / "last.pt", tmp_path / "last.pt")
+    with pytest.raises(InputDataError, match="best.pt: does not hold epoch 0"):
+        repair_best_checkpoint(tmp_path, state)
