@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+import xarray as xr
 
 from hydroseq.config import TrainConfig
 from hydroseq.dataset import Scalers, SequenceDataset, build_sample_index, load_station_data
@@ -22,6 +23,7 @@ from hydroseq.export import ExportedModel, ExportMetadata
 from hydroseq.export.exporter import DataProvenance, export_trained_model
 from hydroseq.export.network import reference_prediction
 from hydroseq.export.source import read_provenance
+from hydroseq.forecast import run_forecast
 from hydroseq.forecast.data_window import IngestedFile
 from hydroseq.dataset import build_features
 from hydroseq.forecast.features import gather_windows, history_lengths
@@ -137,6 +139,23 @@ def test_per_step_forecast_model_parity_with_late_gauges(trained, short_historie
                          pt2=False)
     assert ExportMetadata.read(tmp_path / "model").leads == [1, 2, 3]
     _check_parity(model, config, scalers, tmp_path / "model", path, end)
+
+    # `hydroseq forecast`: a late gauge is forecast (flag off for the missing steps), not skipped,
+    # and the output says how old its newest observation was
+    assert run_forecast(tmp_path / "model", path, "2014-05-31", out=tmp_path / "late_fc.nc") == 0
+    with xr.open_dataset(tmp_path / "late_fc.nc") as forecast:
+        ages = forecast["observation_age"].to_series()
+        every_station = set(forecast["station"].values)
+        forecast_stations = set(forecast["station"].values[forecast["streamflow"].notnull().all("lead").values])
+    # every station is forecast except the histories shorter than min_len (by design, with a reason)
+    assert len(every_station) == 31
+    assert forecast_stations == every_station - {s for s, k in SHORT.items() if k < config.data.min_len}
+    with xr.open_dataset(path) as late_file:
+        observed_at_issue = late_file["streamflow"].isel(time=end).notnull().to_series()
+    for station, k in LATE_GAUGE.items():  # NaN: no observation at all in the model's window
+        assert ages[station] == 24.0 * k if k < config.data.max_len else np.isnan(ages[station])
+    on_time = [s for s in forecast_stations if observed_at_issue[s]]
+    assert (ages[on_time] == 0.0).all() and len(on_time) >= 25
 
 
 def test_reference_prediction_is_order_independent(trained) -> None:
