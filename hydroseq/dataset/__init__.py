@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from hydroseq.dataset.features import FeatureLayout, build_features, hide_observed_target
+from hydroseq.dataset.features import FeatureLayout, build_features
 from hydroseq.dataset.periods import period_mask
 from hydroseq.dataset.sample_index import SampleIndex, build_sample_index, run_length_so_far
 from hydroseq.dataset.scalers import Scalers
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from hydroseq.dataset.sequence_dataset import SequenceDataset
 
 __all__ = ["Batch", "FeatureLayout", "SampleIndex", "Scalers", "SequenceDataset", "StationData", "build_features", "build_sample_index",
-           "hide_observed_target",            "load_station_data", "period_mask", "run_length_so_far"]
+                      "load_station_data", "period_mask", "run_length_so_far"]
 
 
 def __getattr__(name: str) -> Any:

@@ -94,17 +94,3 @@ def build_features(data: StationData, scalers: Scalers, layout: FeatureLayout) -
     columns.append(np.broadcast_to(static[:, None, :], (*dynamic.shape[:2], static.shape[-1])))
     features = np.concatenate(columns, axis=-1).astype(np.float32, copy=False)
     return np.nan_to_num(features, copy=False), valid
-
-
-def hide_observed_target(features: np.ndarray, layout: FeatureLayout, hidden: np.ndarray) -> np.ndarray:
-    """A copy of ``features`` where the observed target reads "not observed" at the ``hidden`` steps.
-
-    ``hidden`` is a boolean array broadcastable to ``features.shape[:-1]``.
-    """
-    if layout.flag_column is None or layout.lagged_column is None:
-        raise ValueError("this model has no observed-target flag to hide")
-    out = features.copy()
-    keep = ~np.broadcast_to(hidden, features.shape[:-1])
-    out[..., layout.lagged_column] *= keep
-    out[..., layout.flag_column] *= keep
-    return out

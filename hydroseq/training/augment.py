@@ -27,13 +27,18 @@ def hidden_steps(batch_size: int, steps: int, hiding: ObservedTargetHiding, devi
     return hidden | (has_stretch & in_stretch) | whole
 
 
-def hide_observed(batch: Batch, layout: FeatureLayout, hiding: ObservedTargetHiding) -> Batch:
-    """``batch`` with its observed-target value and flag set to 0 at randomly drawn steps."""
+def hide_observed_steps(x: torch.Tensor, layout: FeatureLayout, hidden: torch.Tensor) -> torch.Tensor:
+    """A copy of ``x [B, T, F]`` whose observed target reads "not observed" where ``hidden [B, T]``."""
     if layout.lagged_column is None or layout.flag_column is None:
-        raise ValueError("target_hiding needs a per-step model with a lagged target")
-    batch_size, steps = batch.x.shape[:2]
-    keep = ~hidden_steps(batch_size, steps, hiding, batch.x.device)
-    x = batch.x.clone()
+        raise ValueError("hiding the observed target needs a per-step model with a lagged target")
+    keep = ~hidden
+    x = x.clone()
     x[..., layout.lagged_column] *= keep
     x[..., layout.flag_column] *= keep
-    return replace(batch, x=x)
+    return x
+
+
+def hide_observed(batch: Batch, layout: FeatureLayout, hiding: ObservedTargetHiding) -> Batch:
+    """``batch`` with its observed-target value and flag set to 0 at randomly drawn steps."""
+    batch_size, steps = batch.x.shape[:2]
+    return replace(batch, x=hide_observed_steps(batch.x, layout, hidden_steps(batch_size, steps, hiding, batch.x.device)))

@@ -23,6 +23,7 @@ import torch
 from hydroseq.config import DataConfig
 from hydroseq.dataset import SampleIndex, Scalers, SequenceDataset, StationData, build_sample_index, period_mask
 from hydroseq.model import LSTMModel
+from hydroseq.training.augment import hide_observed_steps
 
 ALWAYS_HIDDEN = -1
 # Windows per inference batch: no gradients are kept, so evaluation batches can be much larger than
@@ -149,11 +150,7 @@ def _hide_last_steps(x: torch.Tensor, lengths: torch.Tensor, dataset: SequenceDa
     """``x`` with the observed target hidden on the last ``k`` valid steps of each row (all if k < 0)."""
     position = torch.arange(x.shape[1])[None, :]
     hidden = position >= (lengths[:, None] - k) if k > 0 else torch.ones_like(position, dtype=torch.bool)
-    keep = ~hidden
-    x = x.clone()
-    x[..., dataset.layout.lagged_column] *= keep
-    x[..., dataset.layout.flag_column] *= keep
-    return x
+    return hide_observed_steps(x, dataset.layout, hidden.expand(x.shape[0], -1))
 
 
 def _scatter_per_step(grid: np.ndarray, out: np.ndarray, station: np.ndarray, end: np.ndarray,
