@@ -44,18 +44,27 @@ def plot_hindcast(result: ForecastResult, observed: np.ndarray, scores: Hindcast
 
 
 def _skill_boxes(axis: plt.Axes, scores: HindcastScores) -> None:
-    """One box per forecast (model first, then the baselines) beside each other at every lead."""
+    """Per lead, one box over stations per forecast (model first, then the baselines), side by side.
+
+    The median over stations is also drawn as a line per forecast, which is what remains readable
+    for a single station or many leads.
+    """
     n_forecasts = len(scores.forecasts)
     width = 0.8 / n_forecasts
     for f, name in enumerate(scores.forecasts):
-        data = [np.maximum(column[np.isfinite(column)], NSE_FLOOR) for column in scores.nse[f].T]
+        colour = FORECAST_COLOURS[f % len(FORECAST_COLOURS)]
+        columns = [np.maximum(column[np.isfinite(column)], NSE_FLOOR) for column in scores.nse[f].T]
         positions = np.arange(len(scores.leads)) + (f - (n_forecasts - 1) / 2) * width
-        boxes = axis.boxplot(data, positions=positions, widths=width * 0.9, patch_artist=True,
-                             manage_ticks=False)
+        drawn = [k for k, column in enumerate(columns) if column.size]
+        boxes = axis.boxplot([columns[k] for k in drawn], positions=positions[drawn], widths=width * 0.9,
+                             patch_artist=True, manage_ticks=False, medianprops={"color": "black"})
         for patch in boxes["boxes"]:
-            patch.set_facecolor(FORECAST_COLOURS[f % len(FORECAST_COLOURS)])
-        axis.plot([], [], color=FORECAST_COLOURS[f % len(FORECAST_COLOURS)], linewidth=6, label=name)
-    axis.set_xticks(np.arange(len(scores.leads)), [str(int(lead)) for lead in scores.leads])
+            patch.set_facecolor(colour)
+        medians = [np.median(columns[k]) for k in drawn]
+        axis.plot(positions[drawn], medians, color=colour, marker="o", markersize=3, linewidth=1, label=name)
+    every = max(1, len(scores.leads) // 8)
+    ticks = np.arange(0, len(scores.leads), every)
+    axis.set_xticks(ticks, [str(int(scores.leads[k])) for k in ticks])
     axis.set_xlabel("lead (grid steps)")
     axis.set_ylabel(f"NSE over stations (floored at {NSE_FLOOR:g})")
     axis.axhline(0.0, color="grey", linewidth=0.5)
