@@ -8,6 +8,7 @@ the UTC interval ``(a, b]`` it summarises before binning it onto the grid.
 from __future__ import annotations
 
 import datetime as dt
+import math
 import zoneinfo
 from pathlib import Path
 from typing import Literal
@@ -93,11 +94,20 @@ class VariableSpec(StrictModel):
                                                        "m3/s for discharge, degC for temperature")
     convert: bool = True
     min_coverage: float | None = Field(None, ge=0.0, le=1.0, description="overrides the source's")
+    valid_min: float | None = Field(None, description="smallest plausible value, in the source units "
+                                    "(default by kind, see hydroseq.ingest.plausibility)")
+    valid_max: float | None = Field(None, description="largest plausible value, in the source units")
     long_name: str | None = None
     standard_name: str | None = None
 
     @model_validator(mode="after")
     def _units_known(self) -> VariableSpec:
+        for name in ("valid_min", "valid_max"):
+            bound = getattr(self, name)
+            if bound is not None and not math.isfinite(bound):
+                raise ValueError(f"{name} must be a finite number, got {bound}")
+        if self.valid_min is not None and self.valid_max is not None and self.valid_min > self.valid_max:
+            raise ValueError(f"valid_min {self.valid_min} is above valid_max {self.valid_max}")
         if not self.convert:
             return self
         kind = KNOWN_UNITS.get(self.units)
@@ -139,10 +149,15 @@ class SourceConfig(StrictModel):
     variables: dict[str, VariableSpec] = Field(min_length=1, description="output name -> spec")
     frequency: str = Field(description="native step (e.g. 5min, 1h, 1D, 8D) or 'irregular'")
     timestamp: TimestampConvention = "interval_end"
-    timezone: str = Field("UTC", description="IANA name, fixed offset, 'station' (the table's "
-                          "timezone column, DST-aware) or 'station_standard' (that zone's standard "
-                          "time all year, as Caravan's daily values use)")
+    timezone: str | None = Field(None, description="zone of stamps WITHOUT a UTC offset: IANA name, "
+                                 "fixed offset, 'station' (the table's timezone column, DST-aware) or "
+                                 "'station_standard' (that zone's standard time all year, as Caravan's "
+                                 "daily values use); unset = UTC. Stamps with an offset are converted by "
+                                 "it, and a zone set here must agree with it (else an error)")
     missing_values: list[float | str] = Field(default_factory=list)
+    on_implausible: Literal["fail", "mark_missing"] = Field(
+        "fail", description="a value that is not finite or outside its variable's valid_min..valid_max: "
+        "fail the run naming file, line and value, or set it missing and count it in the report")
     min_coverage: float = Field(1.0, ge=0.0, le=1.0,
                                 description="fraction of expected sub-steps that must be valid")
     fill_limit: int | None = Field(None, ge=0, description="coarse-to-fine: grid steps a value may "
@@ -180,8 +195,8 @@ class SourceConfig(StrictModel):
 
     @field_validator("timezone")
     @classmethod
-    def _timezone(cls, value: str) -> str:
-        if value not in ("station", "station_standard"):
+    def _timezone(cls, value: str | None) -> str | None:
+        if value is not None and value not in ("station", "station_standard"):
             parse_timezone(value)
         return value
 

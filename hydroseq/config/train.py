@@ -154,6 +154,8 @@ class TrainingConfig(StrictModel):
     eval_stride: PositiveInt | None = Field(
         None, description="per-step evaluation: steps predicted per max_len window (default max_len // 2; "
                           "1 reads every step from its own full window, max_len times the cost)")
+    ensemble: PositiveInt = Field(1, description="members trained one after the other with seeds seed, seed+1, ...; "
+                                                 "evaluation and export use their mean")
     output_dir: Path = Path("runs/train")
 
 

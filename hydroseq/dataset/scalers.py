@@ -47,7 +47,8 @@ class Scalers:
         Raises
         ------
         InputDataError
-            If the training period holds no valid value of some input or of the target.
+            If the training period holds no valid value of some input or of the target, an
+            infinite value, or values whose mean or std is not finite (naming the variable).
         """
         in_train = period_mask(station_data.times, data_config.splits.train, station_data.grid_timezone,
                                station_data.grid_day_boundary)
@@ -63,7 +64,7 @@ class Scalers:
             target_std=float(target_std[0]),
         )
         if data_config.per_station_target_scaling:
-            scalers.station_target = _per_station(target, station_data.station_ids, scalers)
+            scalers.station_target = _per_station(target, station_data.station_ids, scalers, station_data.path)
         return scalers
 
     def transform_inputs(self, dynamic: np.ndarray) -> np.ndarray:
@@ -120,6 +121,13 @@ class Scalers:
         dynamic = np.array(list(data["dynamic"].values()), dtype=np.float64).reshape(-1, 2)
         static = np.array(list(data["static"].values()), dtype=np.float64).reshape(-1, 2)
         target = data["target"]
+        moments = {**{f"dynamic {k}": v for k, v in data["dynamic"].items()},
+                   **{f"static {k}": v for k, v in data["static"].items()},
+                   f"target {target['name']}": [target["mean"], target["std"]],
+                   **{f"target of station {k}": v for k, v in target["per_station"].items()}}
+        for name, (mean, std) in moments.items():
+            if not (np.isfinite(float(mean)) and np.isfinite(float(std)) and float(std) > 0):
+                raise ValueError(f"{name}: mean {mean} and std {std} must be finite, std > 0")
         return cls(
             dynamic_names=list(data["dynamic"]), dynamic_mean=dynamic[:, 0], dynamic_std=dynamic[:, 1],
             static_names=list(data["static"]), static_mean=static[:, 0], static_std=static[:, 1],
@@ -145,20 +153,39 @@ class Scalers:
 
 
 def _mean_std(values: np.ndarray, names: list[str] | tuple[str, ...], path: Path) -> tuple[np.ndarray, np.ndarray]:
-    """Column-wise mean and std over finite values, in float64."""
+    """Column-wise mean and std over the valid (non-NaN) values, in float64.
+
+    Raises :class:`InputDataError` naming the variable if a column holds an infinite value, has no
+    valid value, or its mean or std is not finite (values so large that float64 overflows).
+    """
     values = values.astype(np.float64)
+    infinite = np.isinf(values).any(axis=0)
+    if infinite.any():
+        name = names[int(np.flatnonzero(infinite)[0])]
+        raise InputDataError(path, f"{name!r} has infinite values in the training period of the training stations")
     finite = np.isfinite(values)
     counts = finite.sum(axis=0)
     if (counts == 0).any():
         name = names[int(np.flatnonzero(counts == 0)[0])]
         raise InputDataError(path, f"{name!r} has no valid value in the training period of the training stations")
     filled = np.where(finite, values, 0.0)
-    mean = filled.sum(axis=0) / counts
-    std = np.sqrt((np.where(finite, values - mean, 0.0) ** 2).sum(axis=0) / counts)
+    with np.errstate(over="ignore", invalid="ignore"):
+        mean = filled.sum(axis=0) / counts
+        std = np.sqrt((np.where(finite, values - mean, 0.0) ** 2).sum(axis=0) / counts)
+    _check_finite(mean, std, names, path)
     return mean, np.where(std > 0, std, 1.0)
 
 
-def _per_station(target: np.ndarray, station_ids: tuple[str, ...], scalers: Scalers) -> dict[str, tuple[float, float]]:
+def _check_finite(mean: np.ndarray, std: np.ndarray, names: list[str] | tuple[str, ...], path: Path) -> None:
+    bad = ~(np.isfinite(mean) & np.isfinite(std))
+    if bad.any():
+        column = int(np.flatnonzero(bad)[0])
+        raise InputDataError(path, f"{names[column]!r}: the training-period statistics are not finite (mean "
+                             f"{mean[column]:g}, std {std[column]:g}); its values overflow float64")
+
+
+def _per_station(target: np.ndarray, station_ids: tuple[str, ...], scalers: Scalers,
+                 path: Path) -> dict[str, tuple[float, float]]:
     """Per-station target mean/std on the training period (global values for stations without any)."""
     moments = {}
     for row, station in enumerate(station_ids):
@@ -167,6 +194,8 @@ def _per_station(target: np.ndarray, station_ids: tuple[str, ...], scalers: Scal
         if len(values) == 0:
             moments[station] = (scalers.target_mean, scalers.target_std)
             continue
-        std = float(values.std())
-        moments[station] = (float(values.mean()), std if std > 0 else 1.0)
+        with np.errstate(over="ignore", invalid="ignore"):
+            mean, std = float(values.mean()), float(values.std())
+        _check_finite(np.array([mean]), np.array([std]), [f"{scalers.target_name} of station {station}"], path)
+        moments[station] = (mean, std if std > 0 else 1.0)
     return moments

@@ -135,7 +135,8 @@ def _run_chunks(client, items: list[WorkItem], grid: TimeGrid, bytes_per_station
     futures = client.map(grid_chunk, chunks, grid=grid_on_cluster, pure=False)
     chunk_of = {future.key: position for position, future in enumerate(futures)}
     collected: list[list[StationOutcome]] = [[] for _ in chunks]
-    bar = tqdm(total=len(items), desc=f"gridding on dask ({n_slots} workers)", unit="station", disable=not progress)
+    bar = tqdm(total=len(items), desc=f"gridding on dask ({n_slots} workers)", unit="station",
+               disable=None if progress else True)  # None: only on a terminal, not in logs
     with bar:
         for future, outcomes in as_completed(futures, with_results=True):
             collected[chunk_of[future.key]] = outcomes

@@ -47,7 +47,7 @@ def build_dataset(config: IngestConfig, grid: TimeGrid, results: list[StationRes
         for name, spec in source.variables.items():
             stacked = np.stack([result.values[name] for result in results]).astype(np.float32)
             data_vars[name] = (("station", "time"), stacked, _dynamic_attrs(name, spec, source))
-            data_vars[f"coverage_{name}"] = ("station", np.mean(~np.isnan(stacked), axis=1).astype(np.float32),
+            data_vars[f"coverage_{name}"] = ("station", np.mean(np.isfinite(stacked), axis=1).astype(np.float32),
                                              {"long_name": f"fraction of grid steps with a valid {name}",
                                               "units": "1", "hydroseq_role": "coverage"})
     for attribute in config.stations.static_attributes:

@@ -40,7 +40,8 @@ def ingest(config: IngestConfig, out: str | Path, workers: int | None = None, sc
     if workers is not None or scheduler is not None:
         results = _grid_on_dask(config, stations, plans, grid, dropped, workers, scheduler, progress)
     else:
-        for station in tqdm(stations, desc="reading sources", unit="station", disable=not progress):
+        # disable=None: the bar is drawn on a terminal only, so logs and piped stderr hold just the errors
+        for station in tqdm(stations, desc="reading sources", unit="station", disable=None if progress else True):
             if station.id in dropped:
                 continue
             try:
@@ -52,7 +53,8 @@ def ingest(config: IngestConfig, out: str | Path, workers: int | None = None, sc
     ds = build_dataset(config, grid, results, files)
     if append:
         ds = append_to_existing(out, ds)
-    report = build_report(ds, out, dropped)
+    marked_missing = {result.station.id: result.marked_missing for result in results}
+    report = build_report(ds, out, dropped, marked_missing)
     with publish_set(manifest_path(out)) as staged:  # the dataset and its report appear together
         write_dataset(ds, staged.path(out))
         save_report(report, {kind: staged.path(path) for kind, path in report.paths.items()})

@@ -3,7 +3,9 @@
 Saved beside the output as ``<name>.report.csv`` (one row per station), ``<name>.report.json``
 (the rows, the dropped stations and every record length) and ``<name>.records.png`` (histogram of
 contiguous-record lengths). A "record" is a run of consecutive grid steps where every dynamic
-variable is valid.
+variable is valid. ``marked_missing_<variable>`` counts the station's observations that were
+implausible (not finite or outside the variable's bounds) and set missing under
+``on_implausible: mark_missing``; ``marked_missing`` is their total.
 """
 
 from __future__ import annotations
@@ -46,17 +48,24 @@ class IngestReport:
                 "png": Path(f"{stem}.records.png")}
 
 
-def build_report(ds: xr.Dataset, output: Path, dropped: dict[str, str]) -> IngestReport:
-    """Per-station statistics of the dynamic variables of ``ds``."""
+def build_report(ds: xr.Dataset, output: Path, dropped: dict[str, str],
+                 marked_missing: dict[str, dict[str, int]] | None = None) -> IngestReport:
+    """Per-station statistics of the dynamic variables of ``ds``; ``marked_missing`` maps station
+    ids to the count of implausible observations set missing per variable."""
     dynamic = [name for name in ds.data_vars if ds[name].attrs.get("hydroseq_role") == "dynamic"]
-    valid = np.stack([~np.isnan(ds[name].values) for name in dynamic]).all(axis=0)  # (station, time)
+    valid = np.stack([np.isfinite(ds[name].values) for name in dynamic]).all(axis=0)  # (station, time)
+    marked_missing = marked_missing or {}
     times = pd.DatetimeIndex(ds["time"].values)
     rows, records = [], {}
     for position, station_id in enumerate(ds["station"].values.tolist()):
         runs = run_lengths(valid[position])
         records[str(station_id)] = runs
-        rows.append(_row(str(station_id), valid[position], times, runs,
-                         {name: float(ds[f"coverage_{name}"].values[position]) for name in dynamic}))
+        counts = marked_missing.get(str(station_id), {})
+        row = _row(str(station_id), valid[position], times, runs,
+                   {name: float(ds[f"coverage_{name}"].values[position]) for name in dynamic})
+        row["marked_missing"] = int(sum(counts.values()))
+        row.update({f"marked_missing_{name}": int(counts.get(name, 0)) for name in dynamic})
+        rows.append(row)
     return IngestReport(output, pd.DataFrame(rows), dict(dropped), records)
 
 
@@ -119,7 +128,7 @@ def print_report(report: IngestReport, console: Console | None = None) -> None:
     console = console or Console(width=None if Console().is_terminal else 130)
     table = Table(title=f"ingested {len(report.stations)} station(s) -> {report.output}")
     columns = ["station", "first_valid", "last_valid", "coverage_all", "gaps", "longest_gap", "records",
-               "longest_record"]
+               "longest_record", "marked_missing"]
     for column in columns:
         table.add_column(column, justify="left" if column == "station" else "right")
     for row in report.stations.itertuples(index=False):

@@ -6,7 +6,7 @@ arrays, so it can be mapped over stations by any executor (a dask cluster in a l
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -14,11 +14,12 @@ import pandas as pd
 
 from hydroseq.config.ingest import SourceConfig, parse_step
 from hydroseq.errors import InputDataError
-from hydroseq.ingest import units
+from hydroseq.ingest import plausibility, units
 from hydroseq.ingest.readers import READERS, RawSeries
+from hydroseq.ingest.readers.base import format_offset
 from hydroseq.ingest.resample import to_grid
 from hydroseq.ingest.stations import Station
-from hydroseq.ingest.timegrid import TimeGrid, interval_ends, standard_zone
+from hydroseq.ingest.timegrid import TimeGrid, interval_ends, standard_zone, zone_offsets
 
 
 @dataclass(frozen=True)
@@ -31,10 +32,12 @@ class SourcePlan:
 
 @dataclass(frozen=True)
 class StationResult:
-    """One station's variables on the grid (float32, NaN = missing)."""
+    """One station's variables on the grid (float32, NaN = missing), and per variable how many of
+    its observations were implausible and set missing (``on_implausible: mark_missing``)."""
 
     station: Station
     values: dict[str, np.ndarray]
+    marked_missing: dict[str, int] = field(default_factory=dict)
 
 
 def ingest_station(station: Station, plans: list[SourcePlan], grid: TimeGrid) -> StationResult:
@@ -42,20 +45,29 @@ def ingest_station(station: Station, plans: list[SourcePlan], grid: TimeGrid) ->
 
     Raises :class:`InputDataError` naming the file and the line or timestamp for unusable input:
     unparsable values, unsorted or duplicated timestamps (after conversion to UTC), wall-clock
-    times that do not exist in the zone, no overlap with the grid, or an unknown area where a
-    depth/discharge conversion needs one.
+    times that do not exist in the zone, UTC offsets in the file that contradict the source's
+    zone, implausible values (``on_implausible: fail``), no overlap with the grid, or an unknown
+    area where a depth/discharge conversion needs one.
     """
     values: dict[str, np.ndarray] = {}
+    marked_missing: dict[str, int] = {}
     for plan in plans:
-        values.update(_grid_source(station, plan, grid))
-    return StationResult(station, values)
+        gridded, counts = _grid_source(station, plan, grid)
+        values.update(gridded)
+        marked_missing.update(counts)
+    return StationResult(station, values, marked_missing)
 
 
-def _grid_source(station: Station, plan: SourcePlan, grid: TimeGrid) -> dict[str, np.ndarray]:
+def _grid_source(station: Station, plan: SourcePlan, grid: TimeGrid) -> tuple[dict[str, np.ndarray], dict[str, int]]:
     source = plan.source
     step = None if source.frequency == "irregular" else parse_step(source.frequency)
     zone = _zone(station, source)
-    pieces = [_chronological(_read(station, source, path), zone, source, step) for path in plan.files]
+    pieces = []
+    counts = dict.fromkeys(source.variables, 0)
+    for path in plan.files:
+        screened, piece_counts = plausibility.screen(_read(station, source, path), source)
+        pieces.append(_chronological(screened, zone, source, step))
+        counts = {name: counts[name] + piece_counts[name] for name in counts}
     ends = np.concatenate([piece_ends for _, piece_ends in pieces])
     pieces = [piece for piece, _ in pieces]
     _check_order(pieces, ends)
@@ -71,7 +83,7 @@ def _grid_source(station: Station, plan: SourcePlan, grid: TimeGrid) -> dict[str
         except units.AreaMissing as error:
             raise InputDataError(source.label, f"variable {name}: {error}", f"station {station.id}") from None
         gridded[name] = converted.astype(np.float32)
-    return gridded
+    return gridded, counts
 
 
 def _read(station: Station, source: SourceConfig, path: Path) -> RawSeries:
@@ -83,7 +95,7 @@ def _read(station: Station, source: SourceConfig, path: Path) -> RawSeries:
     return series
 
 
-def _zone(station: Station, source: SourceConfig) -> str:
+def _zone(station: Station, source: SourceConfig) -> str | None:
     if source.timezone not in ("station", "station_standard"):
         return source.timezone
     if station.timezone is None:
@@ -92,20 +104,35 @@ def _zone(station: Station, source: SourceConfig) -> str:
     return station.timezone if source.timezone == "station" else standard_zone(station.timezone)
 
 
-def _chronological(series: RawSeries, zone: str, source: SourceConfig,
+def _chronological(series: RawSeries, zone: str | None, source: SourceConfig,
                    step: pd.Timedelta | None) -> tuple[RawSeries, np.ndarray]:
     """The series with its UTC end instants; rows of a repeated fall-back hour are put in time
     order (only they may move: any other disorder is left for :func:`_check_order` to report)."""
+    if series.utc_offsets is not None and zone is not None:
+        _check_offsets_agree(series, zone)
     try:
-        ends, ambiguous = interval_ends(series.stamps, zone, source.timestamp, step)
+        ends, ambiguous = interval_ends(series.stamps, zone, source.timestamp, step, series.utc_offsets)
     except (ValueError, OverflowError) as error:  # pandas' NonExistent/AmbiguousTimeError are ValueErrors
         raise InputDataError(series.path, f"local times cannot be converted from {zone} to UTC: {error}") from None
     if not ambiguous.any() or (np.diff(ends) > 0).all() or not (np.diff(ends[~ambiguous]) > 0).all():
         return series, ends
     order = np.argsort(ends, kind="stable")
-    reordered = RawSeries(series.path, series.stamps[order], {k: v[order] for k, v in series.values.items()},
-                          None if series.lines is None else series.lines[order])
-    return reordered, ends[order]
+    return series.take(order), ends[order]
+
+
+def _check_offsets_agree(series: RawSeries, zone: str) -> None:
+    """Stamps that carry a UTC offset are converted by it; the source's zone must give the same
+    offset at that instant (a fixed zone: the same offset everywhere; a DST zone: the standard or
+    daylight offset in force then), otherwise the config and the file disagree on the clock."""
+    assert series.utc_offsets is not None
+    expected = zone_offsets(series.stamps, zone)
+    wrong = expected != series.utc_offsets
+    if wrong.any():
+        first = int(np.argmax(wrong))
+        raise InputDataError(series.path, f"the stamp's UTC offset {format_offset(int(series.utc_offsets[first]))} "
+                             f"contradicts the source's timezone {zone} (offset {format_offset(int(expected[first]))} "
+                             "at that instant); stamps with an offset are converted by it: set timezone to "
+                             "agree with the file, or leave it unset", series.where(first))
 
 
 def _check_order(pieces: list[RawSeries], ends: np.ndarray) -> None:

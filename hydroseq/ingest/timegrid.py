@@ -61,7 +61,7 @@ def bin_index(ends_ns: np.ndarray, grid: TimeGrid) -> np.ndarray:
     return -((-offset) // grid.step.value) - 1
 
 
-def localize(naive: pd.DatetimeIndex, zone_name: str) -> tuple[pd.DatetimeIndex, np.ndarray]:
+def localize(naive: pd.DatetimeIndex, zone_name: str | None) -> tuple[pd.DatetimeIndex, np.ndarray]:
     """Wall-clock times in ``zone_name`` to tz-naive UTC, and which of them were ambiguous.
 
     DST-aware. A wall-clock time repeated in the fall-back hour is read as daylight time at its
@@ -69,7 +69,7 @@ def localize(naive: pd.DatetimeIndex, zone_name: str) -> tuple[pd.DatetimeIndex,
     sorted by wall clock interleave the two hours: 01:00, 01:00, 01:05, 01:05, ...). A wall-clock
     time that does not exist (spring-forward gap) raises ``ValueError``.
     """
-    zone = parse_timezone(zone_name)
+    zone = parse_timezone(zone_name or "UTC")
     no_ambiguity = np.zeros(len(naive), dtype=bool)
     if zone is dt.timezone.utc:
         return naive, no_ambiguity
@@ -99,18 +99,38 @@ def standard_zone(zone_name: str) -> str:
     return f"{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
 
 
-def interval_ends(stamps: pd.DatetimeIndex, zone_name: str, convention: str,
-                  step: pd.Timedelta | None) -> tuple[np.ndarray, np.ndarray]:
+def zone_offsets(utc: pd.DatetimeIndex, zone_name: str) -> np.ndarray:
+    """The UTC offset (int64 ns, wall clock minus UTC) of ``zone_name`` at each UTC instant."""
+    zone = parse_timezone(zone_name)
+    wall = utc.tz_localize("UTC").tz_convert(zone).tz_localize(None)
+    return (wall - utc).asi8.copy()
+
+
+def interval_ends(stamps: pd.DatetimeIndex, zone_name: str | None, convention: str,
+                  step: pd.Timedelta | None, utc_offsets: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """UTC instants (int64 ns) from which each observation is known, and the ambiguity mask of
     :func:`localize`.
 
+    ``stamps`` are wall-clock times in ``zone_name`` (``None``: UTC), or, when ``utc_offsets`` is
+    given, UTC instants already converted by their own offsets (the zone, which the caller has
+    checked against those offsets, is then used only for the wall-clock day arithmetic below).
     ``interval_start`` stamps are moved to their interval's end: by wall-clock arithmetic for steps
     of whole days (a local day in a DST zone lasts 23 or 25 hours), by absolute time otherwise.
     ``interval_end`` and ``instantaneous`` stamps are used as they are.
     """
+    whole_days = convention == "interval_start" and step is not None and step.value % _NS_PER_DAY == 0
+    if utc_offsets is not None:
+        no_ambiguity = np.zeros(len(stamps), dtype=bool)
+        if convention != "interval_start":
+            return stamps.asi8.copy(), no_ambiguity
+        assert step is not None, "interval_start needs a regular frequency"
+        if whole_days and zone_name is not None:
+            utc, _ = localize(stamps + pd.to_timedelta(utc_offsets) + step, zone_name)
+            return utc.asi8.copy(), no_ambiguity
+        return (stamps + step).asi8.copy(), no_ambiguity
     if convention == "interval_start":
         assert step is not None, "interval_start needs a regular frequency"
-        if step.value % _NS_PER_DAY == 0:
+        if whole_days:
             utc, ambiguous = localize(stamps + step, zone_name)
             return utc.asi8.copy(), ambiguous
         utc, ambiguous = localize(stamps, zone_name)

@@ -47,6 +47,21 @@ def to_canonical(values: np.ndarray, spec: VariableSpec, source_step: pd.Timedel
     return converted
 
 
+def from_canonical_rate(value: float, spec: VariableSpec) -> float:
+    """A value in the canonical unit of ``spec``'s kind (``mm/d`` for every depth rate, summed or
+    not) in ``spec.units``; the inverse of :func:`to_canonical` without the summing step."""
+    kind = spec.kind
+    if kind == "other":
+        return value
+    if kind == "temperature":
+        if spec.units == "K":
+            return value + 273.15
+        if spec.units == "degF":
+            return value * (9.0 / 5.0) + 32.0
+        return value
+    return value / _TO_CANONICAL[spec.units]
+
+
 def to_output(values: np.ndarray, spec: VariableSpec, grid_step: pd.Timedelta, area_km2: float) -> np.ndarray:
     """Aggregated canonical values in ``spec.resolved_output_units``.
 

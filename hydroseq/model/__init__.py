@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from hydroseq.config import ModelConfig
+from hydroseq.model.ensemble import EnsembleModel
 from hydroseq.model.lstm import LSTMModel, LSTMPath, Mode, PaddedLSTM
 from hydroseq.model.losses import masked_mse, nse_loss, sequence_mse, station_target_std
 
-__all__ = ["LSTMModel", "LSTMPath", "Mode", "PaddedLSTM", "get_model", "masked_mse", "nse_loss",
+__all__ = ["EnsembleModel", "LSTMModel", "LSTMPath", "Mode", "PaddedLSTM", "get_model", "masked_mse", "nse_loss",
            "sequence_mse", "station_target_std"]
 
 

@@ -8,6 +8,9 @@ completed), ``early_stopping`` (best validation median NSE, its epoch, epochs wi
 ``rng`` (torch, CUDA, numpy and Python generator states at the end of the epoch), ``config`` (the
 resolved train config as a JSON-able dict), ``feature_names``, ``n_features``, ``n_outputs``,
 ``mode``, ``scalers`` (the fitted scalers' JSON text), ``history`` (per-epoch metrics), ``run_id``.
+An ensemble's checkpoint (``training.ensemble > 1``) also holds ``member_states`` (every member's
+weights, first member first) and ``member_run_ids``; :func:`model_from_checkpoint` then rebuilds
+an :class:`~hydroseq.model.EnsembleModel`.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import torch
 from hydroseq.config import TrainConfig, validate_config
 from hydroseq.errors import InputDataError
 from hydroseq.fileio import atomic_path
-from hydroseq.model import LSTMModel, get_model
+from hydroseq.model import EnsembleModel, LSTMModel, get_model
 
 CHECKPOINT_FORMAT_VERSION = 1
 REQUIRED_KEYS = ("format_version", "model_state", "config", "n_features", "n_outputs", "mode")
@@ -89,8 +92,15 @@ def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") 
 
 
 def model_from_checkpoint(state: dict[str, Any], lstm_path: str = "padded") -> tuple[LSTMModel, TrainConfig]:
-    """Rebuild the trained model (in eval mode, on the CPU) and its config from a loaded checkpoint."""
+    """Rebuild the trained model (in eval mode, on the CPU) and its config from a loaded checkpoint.
+
+    An ensemble checkpoint gives an :class:`~hydroseq.model.EnsembleModel` (the member mean).
+    """
     config = validate_config(state["config"], TrainConfig, source="checkpoint config")
-    model = get_model(config.model, state["n_features"], state["n_outputs"], state["mode"], lstm_path=lstm_path)
-    model.load_state_dict(state["model_state"])
+    members = []
+    for weights in state.get("member_states") or [state["model_state"]]:
+        member = get_model(config.model, state["n_features"], state["n_outputs"], state["mode"], lstm_path=lstm_path)
+        member.load_state_dict(weights)
+        members.append(member)
+    model = members[0] if len(members) == 1 else EnsembleModel(members)
     return model.eval(), config

@@ -28,13 +28,14 @@ def model_pip_requirements() -> list[str]:
 
 
 def start_run(config: TrainConfig, data: TrainingData, tracking_uri: str, out_dir: Path,
-              run_id: str | None = None) -> str:
+              run_id: str | None = None, parent_run_id: str | None = None) -> str:
     """Create the MLflow run (or reuse ``run_id`` when resuming) and log what is known before training.
 
     A new run gets: the resolved config as params (dotted keys), tags ``git_commit``,
     ``dataset_checksum``, ``data_path``, ``mode``, and artifacts ``config.yaml``, ``scalers.json``,
     ``ingest_report.yaml`` and, when the ingest wrote them beside the dataset, its
-    ``<name>.report.*`` / ``<name>.records.png`` files under ``ingest/``.
+    ``<name>.report.*`` / ``<name>.records.png`` files under ``ingest/``. With ``parent_run_id``
+    the run is that run's child (MLflow's ``mlflow.parentRunId`` tag: an ensemble member).
     """
     experiment_id = tracking.ensure_experiment(config.tracking, tracking_uri)
     if run_id is not None:
@@ -43,6 +44,8 @@ def start_run(config: TrainConfig, data: TrainingData, tracking_uri: str, out_di
     tags = {"git_commit": tracking.git_commit(), "dataset_checksum": data.station_data.checksum,
             "data_path": str(data.path.resolve()), "mode": config.data.mode,
             "hydroseq_version": hydroseq.__version__}
+    if parent_run_id is not None:
+        tags["mlflow.parentRunId"] = parent_run_id
     run_id = client.create_run(experiment_id, run_name=config.tracking.run_name, tags=tags).info.run_id
     params = tracking.flatten_params(config.model_dump(mode="json"))
     params["data.resolved_path"] = str(data.path.resolve())

@@ -26,6 +26,7 @@ from hydroseq.training import checkpoint as ckpt
 from hydroseq.training import distributed
 from hydroseq.training import tracking
 from hydroseq.training.augment import hide_observed
+from hydroseq.training.ensemble import train_ensemble
 from hydroseq.training.data import TrainingData, load_training_data
 from hydroseq.training.predict import predict_split
 from hydroseq.training.runtime import EarlyStopping, lr_factor, peak_memory_mb, resolve_lstm_path, set_threads
@@ -48,15 +49,19 @@ class TrainResult:
 
 
 def train(config: TrainConfig, data_path: str | Path | None = None, resume: bool = False,
-          tracking_uri: str | None = None) -> TrainResult:
+          tracking_uri: str | None = None, parent_run_id: str | None = None) -> TrainResult:
     """Train the configured LSTM, tracked in MLflow; returns the run id and the history.
 
     ``resume`` continues from ``<output_dir>/last.pt`` (same MLflow run, same scalers, generator
     states restored), so a killed run ends with the same weights as an uninterrupted one.
     Under ``torchrun`` every process trains its share of each epoch with DDP and only rank 0 logs
     and writes checkpoints (see :mod:`hydroseq.training.distributed`).
+    ``training.ensemble > 1`` trains the members one after the other as child runs of
+    ``parent_run_id`` (see :mod:`hydroseq.training.ensemble`); the result is the parent run's.
     """
     cfg = config.training
+    if cfg.ensemble > 1:
+        return _train_ensemble(config, data_path, resume, tracking_uri)
     set_threads(cfg)
     ddp = distributed.setup(cfg)  # under torchrun: process group, this rank's device and share of the cores
     device = ddp.device
@@ -84,7 +89,8 @@ def train(config: TrainConfig, data_path: str | Path | None = None, resume: bool
         ckpt.restore_rng_states(ddp.own_rng_state(state))
     trained = ddp.wrap(model)  # DDP averages gradients over ranks; `model` stays the plain module
     uri = tracking.resolve_tracking_uri(config.tracking, tracking_uri)
-    run_id = ddp.from_main(lambda: start_run(config, data, uri, out_dir, run_id=state["run_id"] if state else None))
+    run_id = ddp.from_main(lambda: start_run(config, data, uri, out_dir, run_id=state["run_id"] if state else None,
+                                             parent_run_id=parent_run_id))
     with tracking.use_tracking_uri(uri), (mlflow.start_run(run_id=run_id) if ddp.is_main else contextlib.nullcontext()):
         for epoch in range(state["epoch"] if state else 0, cfg.epochs):
             loader.sampler.set_epoch(epoch)
@@ -123,6 +129,22 @@ def train(config: TrainConfig, data_path: str | Path | None = None, resume: bool
         print_training_summary(history, stopper, run_id, uri, out_dir)
     return TrainResult(run_id, uri, out_dir, stopper.best_epoch, stopper.best_nse,
                        int(history[-1]["epoch"]) + 1 if history else 0, history)
+
+
+def _train_ensemble(config: TrainConfig, data_path: str | Path | None, resume: bool,
+                    tracking_uri: str | None) -> TrainResult:
+    results: list[TrainResult] = []
+
+    def train_member(member_config: TrainConfig, path, member_resume: bool, uri, parent: str) -> TrainResult:
+        results.append(train(member_config, path, member_resume, uri, parent_run_id=parent))
+        return results[-1]
+
+    outcome = train_ensemble(config, data_path, resume, tracking_uri, train_member)
+    members = outcome["members"]
+    best = max(members.values(), key=lambda info: info["best_val_median_nse"])
+    history = [entry for result in results for entry in result.history]
+    return TrainResult(outcome["run_id"], outcome["tracking_uri"], outcome["output_dir"], int(best["best_epoch"]),
+                       float(best["best_val_median_nse"]), sum(r.epochs_completed for r in results), history)
 
 
 def train_one_epoch(model: torch.nn.Module, optimizer: torch.optim.Optimizer, loader, data: TrainingData,

@@ -31,3 +31,17 @@ def print_training_summary(history: list[dict[str, float]], stopper: EarlyStoppi
                   f"checkpoints in {out_dir}")
     console.print(f"MLflow run id: {run_id}")
     console.print(f"look at it with: {where_to_look(tracking_uri)}")
+
+
+def print_ensemble_summary(members: dict[str, dict], parent_run_id: str, tracking_uri: str, out_dir: Path) -> None:
+    """One row per member (its run and best validation median NSE), then where the ensemble is."""
+    table = Table(title="ensemble members")
+    for column in ("member", "run id", "best epoch", "val median NSE"):
+        table.add_column(column, justify="right")
+    for member, info in sorted(members.items(), key=lambda item: int(item[0])):
+        table.add_row(member, info["run_id"], str(info["best_epoch"]), f"{info['best_val_median_nse']:.3f}")
+    console = Console()
+    console.print(table)
+    console.print(f"ensemble (member mean) checkpoint in {out_dir}/best.pt")
+    console.print(f"MLflow parent run id: {parent_run_id} (evaluate and export take this id)")
+    console.print(f"look at it with: {where_to_look(tracking_uri)}")

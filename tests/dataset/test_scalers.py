@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 
 import numpy as np
@@ -89,4 +90,45 @@ def test_unreadable_scalers_file(tmp_path: Path) -> None:
     path = tmp_path / "scalers.json"
     path.write_text('{"format_version": 1}')
     with pytest.raises(InputDataError, match="not a hydroseq scalers file"):
+        Scalers.from_json(path)
+
+
+@pytest.mark.parametrize("value", [np.inf, -np.inf])
+def test_an_infinite_input_is_refused_naming_the_variable(synthetic, value) -> None:
+    make_data, make_config = synthetic
+    dynamic = np.random.default_rng(0).normal(size=(2, 100, 1)).astype(np.float32)
+    dynamic[1, 10, 0] = value
+    target = np.arange(200, dtype=np.float32).reshape(2, 100)
+    with pytest.raises(InputDataError, match="'x0' has infinite values"):
+        Scalers.fit(make_data(dynamic, target), make_config(100))
+
+
+def test_an_infinite_target_is_refused_with_per_station_scaling(synthetic) -> None:
+    make_data, make_config = synthetic
+    target = np.arange(200, dtype=np.float32).reshape(2, 100)
+    target[0, 5] = np.inf
+    with pytest.raises(InputDataError, match="'q' has infinite values"):
+        Scalers.fit(make_data(np.ones((2, 100, 1), np.float32), target),
+                    make_config(100, per_station_target_scaling=True))
+
+
+def test_statistics_that_overflow_are_refused_naming_the_variable() -> None:
+    from hydroseq.dataset.scalers import _mean_std
+
+    values = np.array([[1.0, 1e300], [2.0, -1e300]])
+    with pytest.raises(InputDataError, match="'b': the training-period statistics are not finite"):
+        _mean_std(values, ["a", "b"], Path("data.nc"))
+
+
+@pytest.mark.parametrize("moments", [[0.0, float("inf")], [float("nan"), 1.0], [0.0, 0.0]])
+def test_a_scalers_file_with_non_finite_moments_is_refused(tmp_path: Path, small_nc: Path, data_config,
+                                                         moments) -> None:
+    config = data_config()
+    scalers = Scalers.fit(load_station_data(small_nc, config), config)
+    document = scalers.to_dict()
+    first = next(iter(document["dynamic"]))
+    document["dynamic"][first] = moments
+    path = tmp_path / "scalers.json"
+    path.write_text(json.dumps(document))
+    with pytest.raises(InputDataError, match=f"dynamic {first}: mean .* must be finite"):
         Scalers.from_json(path)

@@ -127,7 +127,8 @@ def test_caravan_netcdf_layouts_match_the_caravan_csv(data_dir):
     multi = {"path": "x", "format": "caravan_netcdf", "frequency": "1D", "timestamp": "interval_start",
              "timezone": "station_standard", "station_id_prefix": "camels_",
              "variables": {"p": {"source": "total_precipitation_sum", "units": "mm/d", "aggregation": "sum"},
-                           "pet": {"source": "potential_evaporation_sum", "units": "mm/d", "aggregation": "sum"}}}
+                           "pet": {"source": "potential_evaporation_sum", "units": "mm/d", "aggregation": "sum",
+                                   "valid_min": -20}}}
     values = _one(multi, grid, _station("01022500"), [data_dir / "caravan_format_samples" / "test_caravan_file.nc"])
     np.testing.assert_allclose(values["p"], csv["total_precipitation_sum"], atol=5e-3)
     np.testing.assert_allclose(values["pet"], csv["potential_evaporation_sum"], atol=5e-3)

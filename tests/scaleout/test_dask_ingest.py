@@ -139,3 +139,29 @@ def test_unreachable_scheduler_is_a_clear_error(monkeypatch: pytest.MonkeyPatch)
     with pytest.raises(HydroseqError, match="cannot connect to the dask scheduler"):
         with dask_client(scheduler="tcp://127.0.0.1:9"):
             pass
+
+
+def test_marked_missing_counts_are_the_serial_ones(tmp_path: Path, dask_cluster: str, ingest_config) -> None:
+    """``on_implausible: mark_missing`` with bad values in two stations: the same file and the same
+    report counts on the cluster as in the serial run."""
+    for station in FEW_STATIONS:
+        shutil.copy(CARAVAN_DIR / f"{station}.csv", tmp_path / f"{station}.csv")
+    for station, line, column, text in ((FEW_STATIONS[0], 50, 1, "inf"), (FEW_STATIONS[0], 60, 4, "-3"),
+                                        (FEW_STATIONS[3], 70, 2, "99")):
+        path = tmp_path / f"{station}.csv"
+        lines = path.read_text().splitlines(keepends=True)
+        fields = lines[line - 1].rstrip("\n").split(",")
+        fields[column] = text
+        lines[line - 1] = ",".join(fields) + "\n"
+        path.write_text("".join(lines))
+    config = ingest_config("ingest_caravan_daily.yaml")
+    config = config.model_copy(update={
+        "stations": config.stations.model_copy(update={"ids": FEW_STATIONS}),
+        "sources": [config.sources[0].model_copy(update={"path": str(tmp_path / "[0-9]*.csv"),
+                                                         "on_implausible": "mark_missing"})]})
+    serial = ingest(config, tmp_path / "serial.nc", progress=False)
+    distributed = ingest(config, tmp_path / "dask.nc", scheduler=dask_cluster, progress=False)
+    assert_same_dataset(serial.output, distributed.output)
+    assert (tmp_path / "serial.report.csv").read_text() == (tmp_path / "dask.report.csv").read_text()
+    counts = distributed.stations.set_index("station")["marked_missing"].to_dict()
+    assert counts == {FEW_STATIONS[0]: 2, FEW_STATIONS[1]: 0, FEW_STATIONS[2]: 0, FEW_STATIONS[3]: 1}

@@ -21,7 +21,8 @@ import xarray as xr
 from hydroseq.config.ingest import SourceConfig
 from hydroseq.errors import InputDataError
 from hydroseq.ingest.readers.base import RawSeries, cached_per_file
-from hydroseq.ingest.readers.netcdf import _decode_times, _time_name
+from hydroseq.ingest.readers.integrity import check_complete
+from hydroseq.ingest.readers.netcdf import _decode_times, _time_name, mask_default_fill, reference_offset
 from hydroseq.ingest.stations import Station
 
 LAT_NAMES = ("lat", "latitude", "y")
@@ -35,7 +36,7 @@ def station_ids(source: SourceConfig, path: Path) -> list[str] | None:
 
 def read(source: SourceConfig, path: Path, station: Station) -> RawSeries:
     """The series of ``station`` extracted from the grid."""
-    times, lats, lons, fields = _load(path, source)
+    times, utc_offset, lats, lons, fields = _load(path, source)
     if source.extraction == "nearest":
         row, col = _nearest(path, lats, lons, station)
         values = {name: field[:, row, col] for name, field in fields.items()}
@@ -44,11 +45,13 @@ def read(source: SourceConfig, path: Path, station: Station) -> RawSeries:
         rows, cols = _cell_indices(path, lats, lons, cells)
         weights = cells["weight"].to_numpy(dtype=np.float64)
         values = {name: _weighted_mean(field[:, rows, cols], weights) for name, field in fields.items()}
-    return RawSeries(path, pd.DatetimeIndex(times).as_unit("ns"), values, None)
+    offsets = None if utc_offset is None else np.full(len(times), utc_offset, dtype=np.int64)
+    return RawSeries(path, pd.DatetimeIndex(times).as_unit("ns"), values, None, offsets)
 
 
 @cached_per_file(maxsize=2)
-def _load(path: Path, source: SourceConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict]:
+def _load(path: Path, source: SourceConfig) -> tuple[np.ndarray, int | None, np.ndarray, np.ndarray, dict]:
+    check_complete(path)
     try:
         with xr.open_dataset(path, decode_times=False, engine="netcdf4") as ds:
             time_name = _time_name(path, ds, source)
@@ -64,8 +67,8 @@ def _load(path: Path, source: SourceConfig) -> tuple[np.ndarray, np.ndarray, np.
                 if set(variable.dims) != set(dims):
                     raise InputDataError(path, f"variable {spec.source!r} has dimensions {variable.dims}, "
                                          f"expected {dims}")
-                fields[name] = variable.transpose(*dims).values.astype(np.float64)
-            return times, ds[lat_name].values.astype(np.float64), ds[lon_name].values.astype(np.float64), fields
+                fields[name] = mask_default_fill(variable, variable.transpose(*dims).values.astype(np.float64))
+            return times, reference_offset(path, ds[time_name]), ds[lat_name].values.astype(np.float64), ds[lon_name].values.astype(np.float64), fields
     except InputDataError:
         raise
     except (OSError, ValueError, RuntimeError, KeyError) as error:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import netCDF4
 import numpy as np
 import pandas as pd
 import xarray as xr
@@ -19,6 +20,7 @@ import xarray as xr
 from hydroseq.config.ingest import SourceConfig
 from hydroseq.errors import InputDataError
 from hydroseq.ingest.readers.base import RawSeries, cached_per_file
+from hydroseq.ingest.readers.integrity import check_complete
 
 TIME_NAMES = ("time", "date", "Time")
 CARAVAN_STATION_DIM = "basin_id"
@@ -29,6 +31,7 @@ class _Loaded:
     ids: list[str]
     times: np.ndarray            # datetime64[ns]: (time,) or (station, time)
     values: dict[str, np.ndarray]  # variable -> (station, time) float64
+    utc_offset: int | None       # ns, when the CF reference time gives one (times are then UTC)
 
 
 def station_ids(source: SourceConfig, path: Path) -> list[str]:
@@ -46,11 +49,13 @@ def read(source: SourceConfig, path: Path, station_id: str) -> RawSeries:
         raise InputDataError(path, "the time variable has missing values",
                              f"station {station_id}, time index {int(np.argmax(stamps.isna()))}")
     values = {name: loaded.values[name][position] for name in source.variables}
-    return RawSeries(path, stamps, values, None)
+    offsets = None if loaded.utc_offset is None else np.full(len(stamps), loaded.utc_offset, dtype=np.int64)
+    return RawSeries(path, stamps, values, None, offsets)
 
 
 @cached_per_file(maxsize=4)
 def _load(path: Path, source: SourceConfig) -> _Loaded:
+    check_complete(path)
     try:
         with xr.open_dataset(path, decode_times=False, engine="netcdf4") as ds:
             return _extract(path, ds, source)
@@ -73,8 +78,8 @@ def _extract(path: Path, ds: xr.Dataset, source: SourceConfig) -> _Loaded:
         if spec.source not in ds.variables:
             raise InputDataError(path, f"variable {spec.source!r} (for {name}) is not in the file; it has "
                                  f"{', '.join(map(str, ds.data_vars))}")
-        values[name] = _station_by_time(path, ds[spec.source], station_dim, time_dim)
-    return _Loaded(ids, times, values)
+        values[name] = mask_default_fill(ds[spec.source], _station_by_time(path, ds[spec.source], station_dim, time_dim))
+    return _Loaded(ids, times, values, reference_offset(path, ds[time_name]))
 
 
 def _time_name(path: Path, ds: xr.Dataset, source: SourceConfig) -> str:
@@ -111,6 +116,32 @@ def _ids(path: Path, ds: xr.Dataset, source: SourceConfig, station_dim: str | No
     prefix = source.station_id_prefix
     stripped = [i.strip()[len(prefix):] if prefix and i.strip().startswith(prefix) else i.strip() for i in ids]
     return [source.station_map.get(i, i) for i in stripped]
+
+
+def reference_offset(path: Path, variable: xr.DataArray) -> int | None:
+    """The UTC offset (ns) written in a CF time unit (``hours since 2015-01-01 00:00 -05:00``), or
+    ``None``. xarray has already converted such times to UTC with it."""
+    units = str(variable.attrs.get("units", ""))
+    if " since " not in units:
+        return None
+    try:
+        reference = pd.Timestamp(units.split(" since ", 1)[1].strip())
+    except (ValueError, TypeError):
+        return None  # a reference xarray decodes but pandas cannot parse carries no offset we know
+    offset = reference.utcoffset()
+    return None if offset is None else int(offset.total_seconds()) * 10**9
+
+
+def mask_default_fill(variable: xr.DataArray, values: np.ndarray) -> np.ndarray:
+    """Values equal to the netCDF default fill value of the variable's stored type as NaN, when it
+    declares no ``_FillValue`` (the netCDF convention: unwritten values then hold the default)."""
+    encoding = variable.encoding
+    if "_FillValue" in encoding or "_FillValue" in variable.attrs or "dtype" not in encoding:
+        return values
+    default = netCDF4.default_fillvals.get(np.dtype(encoding["dtype"]).str[1:])
+    if default is None:
+        return values
+    return np.where(values == np.float64(np.asarray(default, dtype=encoding["dtype"])), np.nan, values)
 
 
 def _decode_times(path: Path, variable: xr.DataArray) -> np.ndarray:

@@ -37,13 +37,13 @@ def read(source: SourceConfig, path: Path, station_id: str) -> RawSeries:
         frame = frame[(_column_ids(frame, source) == station_id).to_numpy()]
     lines = frame.index.to_numpy() + (2 if source.header else 1)
     missing = _missing_codes(source)
-    if source.time_start is not None:
-        stamps = _row_stamps(source, frame.index.to_numpy())
+    if source.time_start is not None:  # wall-clock stamps in the source's zone, like offset-less text
+        stamps, utc_offsets = _row_stamps(source, frame.index.to_numpy()), None
     else:
-        stamps = parse_stamps(path, frame[source.time_column], source.time_format, lines)
+        stamps, utc_offsets = parse_stamps(path, frame[source.time_column], source.time_format, lines)
     values = {name: to_numbers(path, frame[spec.source], spec.source, lines, missing)
               for name, spec in source.variables.items()}
-    return RawSeries(path, stamps, values, lines)
+    return RawSeries(path, stamps, values, lines, utc_offsets)
 
 
 def _row_stamps(source: SourceConfig, rows: np.ndarray) -> pd.DatetimeIndex:

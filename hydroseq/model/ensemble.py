@@ -1,0 +1,43 @@
+"""An ensemble of trained LSTMs that predicts their mean: evaluated and exported like one model."""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor, nn
+
+from hydroseq.model.lstm import LSTMModel, LSTMPath, Mode
+
+
+class EnsembleModel(nn.Module):
+    """Members of the same architecture (different seeds); ``forward`` returns the member mean.
+
+    It has the interface of :class:`LSTMModel` (``forward(x, lengths, path)``, ``mode``), so the
+    prediction, evaluation and export code treat it as one model; the exported graph holds every
+    member's weights.
+    """
+
+    def __init__(self, members: list[LSTMModel]) -> None:
+        super().__init__()
+        if not members:
+            raise ValueError("an ensemble needs at least one member")
+        if len({member.mode for member in members}) != 1:
+            raise ValueError("ensemble members must share one mode")
+        self.members = nn.ModuleList(members)
+
+    @property
+    def mode(self) -> Mode:
+        """The members' mode (``per_step`` or ``sequence``)."""
+        return self.members[0].mode
+
+    @property
+    def lstm(self) -> nn.LSTM:
+        """The first member's LSTM (its sizes are every member's)."""
+        return self.members[0].lstm
+
+    def member_outputs(self, x: Tensor, lengths: Tensor, path: LSTMPath | None = None) -> Tensor:
+        """Every member's output, stacked on a new first axis ``[member, ...]``."""
+        return torch.stack([member(x, lengths, path=path) for member in self.members])
+
+    def forward(self, x: Tensor, lengths: Tensor, path: LSTMPath | None = None) -> Tensor:
+        """The mean of the members' outputs."""
+        return self.member_outputs(x, lengths, path).mean(dim=0)

@@ -1,0 +1,79 @@
+"""``training.ensemble: N``: N members trained one after the other, tracked as child runs of one parent run.
+
+Member ``i`` is the configured run with seed ``seed + i`` in ``<output_dir>/member<i>``. When all
+have finished, their best weights form one ensemble checkpoint ``<output_dir>/best.pt`` (the
+member mean, see :class:`~hydroseq.model.EnsembleModel`) that is scored on the validation split
+and logged to the parent run, so ``hydroseq evaluate`` and ``hydroseq export`` take the parent
+run id like any other. ``--resume`` skips the members recorded as finished in
+``<output_dir>/ensemble.json`` and resumes the others from their own ``last.pt``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import mlflow
+
+from hydroseq.config import TrainConfig
+from hydroseq.dataset import Scalers
+from hydroseq.fileio import write_text_atomic
+from hydroseq.training import checkpoint as ckpt
+from hydroseq.training import tracking
+from hydroseq.training.data import load_training_data
+from hydroseq.training.finish import finish_run, start_run
+from hydroseq.training.runtime import resolve_device
+from hydroseq.training.summary import print_ensemble_summary
+
+ENSEMBLE_RECORD = "ensemble.json"
+
+
+def member_config(config: TrainConfig, member: int) -> TrainConfig:
+    """The config of member ``member``: its own seed, output folder and run name; no ensemble."""
+    training = config.training.model_copy(update={
+        "seed": config.training.seed + member, "ensemble": 1,
+        "output_dir": Path(config.training.output_dir) / f"member{member}"})
+    name = f"{config.tracking.run_name or 'ensemble'}-member{member}"
+    return config.model_copy(update={"training": training,
+                                     "tracking": config.tracking.model_copy(update={"run_name": name})})
+
+
+def train_ensemble(config: TrainConfig, data_path: str | Path | None, resume: bool, tracking_uri: str | None,
+                   train_member) -> dict:
+    """Train every member, then log the ensemble to the parent run; returns ``train``'s result fields.
+
+    ``train_member(config, data_path, resume, tracking_uri, parent_run_id)`` trains one member
+    (:func:`hydroseq.training.train`; passed in so that this module does not import the loop).
+    """
+    out_dir = Path(config.training.output_dir)
+    record_path = out_dir / ENSEMBLE_RECORD
+    record = json.loads(record_path.read_text()) if resume and record_path.exists() else {}
+    uri = tracking.resolve_tracking_uri(config.tracking, tracking_uri)
+    data = load_training_data(config, data_path)
+    parent = record.get("parent_run_id") or start_run(config, data, uri, out_dir)
+    finished: dict[str, dict] = record.get("members", {})
+    for member in range(config.training.ensemble):
+        if str(member) in finished:
+            continue
+        member_cfg = member_config(config, member)
+        member_resume = resume and (Path(member_cfg.training.output_dir) / "last.pt").exists()
+        result = train_member(member_cfg, data_path, member_resume, tracking_uri, parent)
+        finished[str(member)] = {"run_id": result.run_id, "best_epoch": result.best_epoch,
+                                 "best_val_median_nse": result.best_val_median_nse}
+        write_text_atomic(record_path, json.dumps({"parent_run_id": parent, "members": finished}, indent=2))
+    states = [ckpt.load_checkpoint(member_config(config, m).training.output_dir / "best.pt")
+              for m in range(config.training.ensemble)]
+    scalers = [Scalers.from_dict(json.loads(state["scalers"])).to_dict() for state in states]
+    if any(s != scalers[0] for s in scalers[1:]):
+        raise RuntimeError("ensemble members were trained with different scalers")
+    combined = {**states[0], "config": config.model_dump(mode="json"), "run_id": parent,
+                "member_states": [state["model_state"] for state in states],
+                "member_run_ids": [finished[str(m)]["run_id"] for m in range(config.training.ensemble)]}
+    ckpt.save_checkpoint(out_dir / "best.pt", combined)
+    with tracking.use_tracking_uri(uri), mlflow.start_run(run_id=parent):
+        mlflow.set_tags({"ensemble_members": json.dumps(combined["member_run_ids"])})
+        for member, info in finished.items():
+            mlflow.log_metric("member_best_val_median_nse", info["best_val_median_nse"], step=int(member))
+        finish_run(config, data, out_dir, resolve_device(config.training.device))
+    print_ensemble_summary(finished, parent, uri, out_dir)
+    return {"run_id": parent, "tracking_uri": uri, "output_dir": out_dir, "members": finished}
