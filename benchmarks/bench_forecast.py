@@ -37,14 +37,14 @@ from rich.table import Table
 
 from benchmarks.timing import median_seconds
 from hydroseq.config import IngestConfig, TrainConfig, load_config, validate_config
-from hydroseq.dataset import Scalers, load_station_data
+from hydroseq.dataset import Scalers, build_features, load_station_data
 from hydroseq.export import ExportedModel, ExportMetadata
 from hydroseq.export.exporter import DataProvenance, export_trained_model
 from hydroseq.export.network import LastStepNetwork
 from hydroseq.export.source import read_provenance
 from hydroseq.forecast import run_forecast
 from hydroseq.forecast.data_window import IngestedFile
-from hydroseq.forecast.features import gather_windows, history_lengths, scaled_features
+from hydroseq.forecast.features import gather_windows, history_lengths
 from hydroseq.ingest import ingest
 from hydroseq.model import get_model
 
@@ -113,7 +113,7 @@ def model_inputs(model_dir: Path, data: Path) -> tuple[np.ndarray, np.ndarray]:
     with IngestedFile(data, metadata) as source:
         end = len(source.times) - 1
         window = source.read(end - metadata.seq_len + 1, end + 1)
-    features, valid = scaled_features(window, scalers, lagged=False)
+    features, valid = build_features(window, scalers, metadata.feature_layout())
     lengths = history_lengths(valid, np.array([metadata.seq_len - 1]), metadata.seq_len)[:, 0]
     rows = np.arange(len(lengths))
     x = gather_windows(features, rows, np.full(len(rows), metadata.seq_len - 1), lengths, metadata.seq_len)

@@ -38,9 +38,7 @@ def make_kit(config: TrainConfig, train_set: SequenceDataset, station_std: torch
 
 def train_step(kit: StepKit, batch: Batch) -> float:
     """One optimisation step on ``batch``; returns the loss."""
-    prediction = kit.model(batch.x, batch.lengths)
-    if prediction.dim() == 3:  # per-step mode: [B, T, 1] against y [B, T]
-        prediction = prediction[..., 0]
+    prediction = kit.model(batch.x, batch.lengths)  # per-step [B, T, leads], sequence [B, leads]: like y
     loss = nse_loss(prediction, batch.y, batch.mask, kit.station_std[batch.station])
     kit.optimizer.zero_grad(set_to_none=True)
     loss.backward()

@@ -165,6 +165,11 @@ class SourceConfig(StrictModel):
     # Table layouts (csv, caravan_csv)
     time_column: str = "date"
     time_format: str | None = Field(None, description="strftime format of the time column")
+    time_start: dt.datetime | None = Field(None, description="csv without a time column: row i (0-based, "
+                                           "after any header) is stamped time_start + i x frequency, "
+                                           "in the source's timezone")
+    header: bool = Field(True, description="csv: false if the file has no header line; its columns are "
+                         "then named by position, '1', '2', ...")
     station_column: str | None = Field(None, description="long-format CSV: column holding station ids")
     station: str | None = Field(None, description="the station a single-station file belongs to")
     station_from_filename: bool = Field(False, description="station id is the file name's stem")
@@ -203,6 +208,12 @@ class SourceConfig(StrictModel):
             for name, spec in self.variables.items():
                 if spec.kind == "depth_rate" and spec.aggregation == "sum":
                     raise ValueError(f"variable {name}: summing a rate needs a regular frequency")
+        if self.time_start is not None and (self.format != "csv" or self.frequency == "irregular"):
+            raise ValueError("time_start needs format csv and a regular frequency")
+        if not self.header and self.format != "csv":
+            raise ValueError("header: false applies to format csv only")
+        if self.time_start is not None and self.time_start.tzinfo is not None:
+            raise ValueError("time_start must be a wall-clock time without offset; set the source's timezone")
         if self.extraction == "weights" and self.weights_path is None:
             raise ValueError("extraction 'weights' needs weights_path")
         return self

@@ -59,3 +59,16 @@ def period_mask(times: np.ndarray | pd.DatetimeIndex, period: DatePeriod, grid_t
     lower = pd.Timestamp(period.start) + boundary
     upper = pd.Timestamp(period.end) + pd.Timedelta(days=1) + boundary
     return np.asarray((local > lower) & (local <= upper), dtype=bool)
+
+
+def local_day_of_year(times: np.ndarray, grid_timezone: str, day_boundary: str = "00:00") -> np.ndarray:
+    """Day of year (1..366) of the local day each interval-end label ``times`` (UTC) belongs to.
+
+    A label marks the end of its interval, so a daily value labelled at the day boundary belongs
+    to the day before: one nanosecond is taken off before flooring.
+    """
+    index = pd.DatetimeIndex(times)
+    index = index.tz_localize("UTC") if index.tz is None else index.tz_convert("UTC")
+    local = index.tz_convert(grid_timezone).tz_localize(None)
+    day = (local - parse_day_boundary(day_boundary) - pd.Timedelta(1, "ns")).floor("D")
+    return np.asarray(day.day_of_year)

@@ -91,6 +91,10 @@ class IngestedFile:
             grid_day_boundary=self.metadata.grid_day_boundary,
         )
 
+    def read_target(self, start: int, stop: int) -> np.ndarray:
+        """The observed target ``[station, time]`` on grid steps ``start..stop-1``, as float32."""
+        return self._series(self.dataset.isel(time=slice(start, stop)), self.metadata.target)
+
     def _series(self, window: xr.Dataset, name: str) -> np.ndarray:
         variable = window[name]
         if set(variable.dims) != {"station", "time"}:

@@ -1,4 +1,4 @@
-"""Score hindcasts against observations: NSE and KGE per station and lead, medians per lead."""
+"""Score hindcasts against observations: NSE and KGE per station, lead and forecast (model and baselines)."""
 
 from __future__ import annotations
 
@@ -13,60 +13,100 @@ from hydroseq.fileio import atomic_path
 from hydroseq.forecast.result import ForecastResult
 from hydroseq.metrics import kge, nse
 
-SCORE_COLUMNS = ("station", "lead", "n", "nse", "kge")
+SCORE_COLUMNS = ("station", "lead", "forecast", "n", "nse", "kge")
+MODEL = "model"
 
 
 @dataclass(frozen=True)
 class HindcastScores:
-    """``nse``/``kge``/``n`` of shape ``[station, lead]`` (NaN where undefined)."""
+    """``nse``/``kge``/``n`` of shape ``[forecast, station, lead]`` (NaN where undefined).
+
+    ``forecasts[0]`` is the model; the others are reference forecasts scored on the steps the
+    model was scored on (where their own value also exists).
+    """
 
     stations: tuple[str, ...]
     leads: np.ndarray
+    forecasts: tuple[str, ...]
     n: np.ndarray
     nse: np.ndarray
     kge: np.ndarray
 
-    def medians(self) -> list[tuple[int, int, float, float]]:
-        """``(lead, stations scored, median NSE, median KGE)`` for every lead."""
+    def of(self, forecast: str) -> int:
+        """Position of ``forecast`` on the first axis."""
+        return self.forecasts.index(forecast)
+
+    def summary(self) -> list[LeadSummary]:
+        """Per lead: stations scored, median and mean NSE of every forecast, stations beating persistence."""
         rows = []
+        model = self.nse[self.of(MODEL)]
         for k, lead in enumerate(self.leads):
-            scored = np.isfinite(self.nse[:, k])
-            rows.append((int(lead), int(scored.sum()), _nanmedian(self.nse[:, k]), _nanmedian(self.kge[:, k])))
+            beats = None
+            if "persistence" in self.forecasts:
+                persisted = self.nse[self.of("persistence"), :, k]
+                both = np.isfinite(model[:, k]) & np.isfinite(persisted)
+                beats = (int(np.sum(model[both, k] > persisted[both])), int(both.sum()))
+            rows.append(LeadSummary(
+                lead=int(lead), stations=int(np.isfinite(model[:, k]).sum()),
+                median_nse={name: _nanstat(np.median, self.nse[f, :, k]) for f, name in enumerate(self.forecasts)},
+                mean_nse={name: _nanstat(np.mean, self.nse[f, :, k]) for f, name in enumerate(self.forecasts)},
+                median_kge=_nanstat(np.median, self.kge[self.of(MODEL), :, k]), beats_persistence=beats))
         return rows
 
 
-def _nanmedian(values: np.ndarray) -> float:
+@dataclass(frozen=True)
+class LeadSummary:
+    """What the printed hindcast table shows for one lead (``beats_persistence``: (stations, of)."""
+
+    lead: int
+    stations: int
+    median_nse: dict[str, float]
+    mean_nse: dict[str, float]
+    median_kge: float
+    beats_persistence: tuple[int, int] | None
+
+
+def _nanstat(statistic, values: np.ndarray) -> float:
     finite = values[np.isfinite(values)]
-    return float(np.median(finite)) if finite.size else math.nan
+    return float(statistic(finite)) if finite.size else math.nan
 
 
-def score_hindcast(result: ForecastResult, observed: np.ndarray) -> HindcastScores:
-    """Score ``result.values [issue, station, lead]`` against ``observed`` of the same shape.
+def score_hindcast(result: ForecastResult, observed: np.ndarray,
+                   baselines: dict[str, np.ndarray] | None = None) -> HindcastScores:
+    """Score ``result.values [issue, station, lead]`` and each of ``baselines`` (same shape) against ``observed``.
 
-    Each station and lead is scored over the issue times where both values exist.
+    The model is scored over the issue times where it and the observation exist; a baseline over
+    those of them where it exists too, so that every forecast is judged on the same steps.
     """
-    n_stations, n_leads = len(result.stations), len(result.leads)
-    shape = (n_stations, n_leads)
+    baselines = baselines or {}
+    forecasts = (MODEL, *baselines)
+    shape = (len(forecasts), len(result.stations), len(result.leads))
     n, nse_values, kge_values = np.zeros(shape, np.int64), np.full(shape, np.nan), np.full(shape, np.nan)
-    for s in range(n_stations):
-        for k in range(n_leads):
-            obs, sim = observed[:, s, k], result.values[:, s, k]
-            n[s, k] = int(np.sum(np.isfinite(obs) & np.isfinite(sim)))
-            nse_values[s, k] = nse(obs, sim)
-            kge_values[s, k] = kge(obs, sim).kge
-    return HindcastScores(result.stations, np.asarray(result.leads), n, nse_values, kge_values)
+    scored = np.isfinite(observed) & np.isfinite(result.values)
+    for f, values in enumerate([result.values, *baselines.values()]):
+        if values.shape != result.values.shape:
+            raise ValueError(f"{forecasts[f]} has shape {values.shape}, expected {result.values.shape}")
+        for s in range(shape[1]):
+            for k in range(shape[2]):
+                keep = scored[:, s, k] & np.isfinite(values[:, s, k])
+                obs, sim = observed[keep, s, k], values[keep, s, k]
+                n[f, s, k] = int(keep.sum())
+                nse_values[f, s, k] = nse(obs, sim)
+                kge_values[f, s, k] = kge(obs, sim).kge
+    return HindcastScores(result.stations, np.asarray(result.leads), forecasts, n, nse_values, kge_values)
 
 
 def write_scores_csv(scores: HindcastScores, path: str | Path) -> Path:
-    """``station,lead,n,nse,kge`` per station and lead, atomically (empty field for NaN)."""
+    """``station,lead,forecast,n,nse,kge``: one row per station, lead and forecast, atomically (empty field for NaN)."""
     path = Path(path)
     with atomic_path(path) as tmp, open(tmp, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle, lineterminator="\n")
         writer.writerow(SCORE_COLUMNS)
         for s, station in enumerate(scores.stations):
             for k, lead in enumerate(scores.leads):
-                writer.writerow((station, int(lead), int(scores.n[s, k]), _number(scores.nse[s, k]),
-                                 _number(scores.kge[s, k])))
+                for f, forecast in enumerate(scores.forecasts):
+                    writer.writerow((station, int(lead), forecast, int(scores.n[f, s, k]),
+                                     _number(scores.nse[f, s, k]), _number(scores.kge[f, s, k])))
     return path
 
 

@@ -25,8 +25,12 @@ class PublishedForecast:
     score_files: tuple[Path, ...] = ()
 
 
-def publish_forecast(result: ForecastResult, target: Path, observed: np.ndarray | None = None) -> PublishedForecast:
+def publish_forecast(result: ForecastResult, target: Path, observed: np.ndarray | None = None,
+                     baselines: dict[str, np.ndarray] | None = None) -> PublishedForecast:
     """Write ``target`` (NetCDF), the CSV beside it and, given ``observed``, the hindcast scores (CSV, PNG).
+
+    ``baselines`` (``{name: [issue, station, lead]}``, e.g. persistence and climatology) are scored
+    beside the model (:func:`hydroseq.forecast.hindcast.score_hindcast`).
 
     All of them appear together, under ``<stem>.manifest.json`` written last, or none of them
     does: an interrupted run leaves the previous set as it was.
@@ -39,7 +43,7 @@ def publish_forecast(result: ForecastResult, target: Path, observed: np.ndarray 
         write_forecast_netcdf(result, staged.path(target))
         write_forecast_csv(result, staged.path(csv_path))
         if observed is not None:
-            scores = score_hindcast(result, observed)
+            scores = score_hindcast(result, observed, baselines)
             write_scores_csv(scores, staged.path(scores_csv))
             plot_hindcast(result, observed, scores, staged.path(scores_png))
     if scores is None:

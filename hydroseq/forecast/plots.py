@@ -14,11 +14,12 @@ from hydroseq.fileio import atomic_path  # noqa: E402
 from hydroseq.forecast.hindcast import HindcastScores  # noqa: E402
 from hydroseq.forecast.result import ForecastResult  # noqa: E402
 
+FORECAST_COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:grey")
 NSE_FLOOR = -1.0  # lower NSE values are drawn at the floor so one bad station does not squash the plot
 
 
 def plot_hindcast(result: ForecastResult, observed: np.ndarray, scores: HindcastScores, path: str | Path) -> Path:
-    """Write a PNG: NSE per lead (box over stations) and three hydrographs at the first lead.
+    """Write a PNG: NSE per lead (boxes over stations: the model beside the baselines) and three hydrographs.
 
     The hydrographs show the stations with the best, median and worst NSE at the first lead,
     forecast against observed, by valid time.
@@ -30,7 +31,7 @@ def plot_hindcast(result: ForecastResult, observed: np.ndarray, scores: Hindcast
         valid = result.valid_times[:, 0]
         axis.plot(valid, observed[:, station, 0], color="black", linewidth=1, label="observed")
         axis.plot(valid, result.values[:, station, 0], color="tab:blue", linewidth=1, label="forecast")
-        axis.set_title(f"{label}: {result.stations[station]} (NSE {scores.nse[station, 0]:.2f})")
+        axis.set_title(f"{label}: {result.stations[station]} (NSE {scores.nse[0, station, 0]:.2f})")
         axis.set_ylabel(f"{result.variable} [{result.units}]")
         axis.tick_params(axis="x", labelrotation=30)
     axes[1].legend(loc="upper right")
@@ -43,15 +44,35 @@ def plot_hindcast(result: ForecastResult, observed: np.ndarray, scores: Hindcast
 
 
 def _skill_boxes(axis: plt.Axes, scores: HindcastScores) -> None:
-    data = [np.maximum(column[np.isfinite(column)], NSE_FLOOR) for column in scores.nse.T]
-    axis.boxplot(data, tick_labels=[str(int(lead)) for lead in scores.leads])
+    """Per lead, one box over stations per forecast (model first, then the baselines), side by side.
+
+    The median over stations is also drawn as a line per forecast, which is what remains readable
+    for a single station or many leads.
+    """
+    n_forecasts = len(scores.forecasts)
+    width = 0.8 / n_forecasts
+    for f, name in enumerate(scores.forecasts):
+        colour = FORECAST_COLOURS[f % len(FORECAST_COLOURS)]
+        columns = [np.maximum(column[np.isfinite(column)], NSE_FLOOR) for column in scores.nse[f].T]
+        positions = np.arange(len(scores.leads)) + (f - (n_forecasts - 1) / 2) * width
+        drawn = [k for k, column in enumerate(columns) if column.size]
+        boxes = axis.boxplot([columns[k] for k in drawn], positions=positions[drawn], widths=width * 0.9,
+                             patch_artist=True, manage_ticks=False, medianprops={"color": "black"})
+        for patch in boxes["boxes"]:
+            patch.set_facecolor(colour)
+        medians = [np.median(columns[k]) for k in drawn]
+        axis.plot(positions[drawn], medians, color=colour, marker="o", markersize=3, linewidth=1, label=name)
+    every = max(1, len(scores.leads) // 8)
+    ticks = np.arange(0, len(scores.leads), every)
+    axis.set_xticks(ticks, [str(int(scores.leads[k])) for k in ticks])
     axis.set_xlabel("lead (grid steps)")
     axis.set_ylabel(f"NSE over stations (floored at {NSE_FLOOR:g})")
     axis.axhline(0.0, color="grey", linewidth=0.5)
+    axis.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=n_forecasts, fontsize="x-small", frameon=False)
 
 
 def _picked_stations(scores: HindcastScores) -> list[tuple[str, int]]:
-    first = scores.nse[:, 0]
+    first = scores.nse[0, :, 0]
     finite = np.flatnonzero(np.isfinite(first))
     if not finite.size:
         return []

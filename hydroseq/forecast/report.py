@@ -33,12 +33,25 @@ def print_summary(result: ForecastResult, n_forecast: int, outputs: list[Path], 
 
 
 def print_scores(scores: HindcastScores, paths: list[Path], console: Console) -> None:
-    """Median NSE and KGE over stations, per lead (every station's scores are in ``paths``)."""
-    table = Table(title="hindcast scores (median over stations)")
-    for column in ("lead", "stations", "NSE", "KGE"):
+    """Per lead and forecast (model, then the baselines): median and mean NSE over stations.
+
+    The model's row also gives its median KGE and how many stations it beats persistence at.
+    Every station's scores are in ``paths``.
+    """
+    table = Table(title="hindcast NSE over stations")
+    table.add_column("lead", justify="right")
+    table.add_column("forecast", no_wrap=True, min_width=max(len(name) for name in scores.forecasts))
+    for column in ("stations", "NSE median", "NSE mean", "KGE median", "beats persistence"):
         table.add_column(column, justify="right")
-    for lead, count, nse_median, kge_median in scores.medians():
-        table.add_row(str(lead), str(count), f"{nse_median:.3f}", f"{kge_median:.3f}")
+    for row in scores.summary():
+        for name in scores.forecasts:
+            is_model = name == scores.forecasts[0]
+            beats = row.beats_persistence
+            table.add_row(str(row.lead) if is_model else "", name, str(row.stations) if is_model else "",
+                          f"{row.median_nse[name]:.3f}", f"{row.mean_nse[name]:.3f}",
+                          f"{row.median_kge:.3f}" if is_model else "",
+                          f"{beats[0]} of {beats[1]}" if is_model and beats is not None else "",
+                          end_section=name == scores.forecasts[-1])
     console.print(table)
     for path in paths:
-        console.print(f"per station: {path}", soft_wrap=True)
+        console.print(f"per station and forecast: {path}", soft_wrap=True)

@@ -15,6 +15,7 @@ from hydroseq.dataset import FeatureLayout, Scalers, StationData, build_features
 from hydroseq.errors import InputDataError
 from hydroseq.export import ExportedModel
 from hydroseq.export.metadata import METADATA_FILE, ONNX_FILE
+from hydroseq.forecast.baselines import hindcast_baselines, training_climatology
 from hydroseq.forecast.data_window import IngestedFile, StationInfo
 from hydroseq.forecast.features import gather_windows, history_lengths, observation_age
 from hydroseq.forecast.issue_time import GridClock, label_index_at_or_before, parse_issue_times
@@ -50,7 +51,8 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
     for the inputs.
 
     ``issue_time`` is ``T`` or ``START..END`` (see :mod:`hydroseq.forecast.issue_time`); a range is
-    a hindcast, scored against the observations (NSE/KGE per lead, ``<out stem>_scores.csv``).
+    a hindcast, scored against the observations (NSE/KGE per station and lead, ``<out stem>_scores.csv``)
+    beside persistence and the training-period climatology (:mod:`hydroseq.forecast.baselines`).
     Writes ``out`` (CF-NetCDF) and the CSV beside it (and a hindcast's scores) as one set under
     ``<out stem>.manifest.json`` (:func:`hydroseq.forecast.outputs.publish_forecast`): all of them
     or none; the files are byte-identical when re-run on the same inputs.
@@ -74,6 +76,7 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
         plan = _plan(source, issue_time, metadata.seq_len, max(metadata.leads))
         data = source.read(plan.start, plan.stop)
         info = source.info()
+        climatology = training_climatology(source) if plan.is_range else None
     layout = metadata.feature_layout()
     _check_feature_order(Path(model_dir) / METADATA_FILE, data, scalers, layout, metadata.feature_names)
     features, valid = build_features(data, scalers, layout)
@@ -89,8 +92,12 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
         print_summary(result, n_forecast, [], console)
         return EXIT_NOTHING_FORECAST
     target = Path(out) if out is not None else default_output(result, plan.is_range)
-    observed = _observed(data.target, local_ends, result.leads) if plan.is_range else None
-    published = publish_forecast(result, target, observed)
+    observed, baselines = None, None
+    if plan.is_range:
+        observed = _observed(data.target, local_ends, result.leads)
+        baselines = hindcast_baselines(result, data.target, local_ends, climatology, metadata.grid_timezone,
+                                       metadata.grid_day_boundary)
+    published = publish_forecast(result, target, observed, baselines)
     print_summary(result, n_forecast, published.forecast_files, console)
     if published.scores is not None:
         print_scores(published.scores, list(published.score_files), console)

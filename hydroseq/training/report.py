@@ -11,11 +11,12 @@ import torch
 from rich.console import Console
 from rich.table import Table
 
+from hydroseq.baselines import doy_climatology, persistence
 from hydroseq.config import TrainConfig
 from hydroseq.dataset import Scalers, StationData, period_mask
+from hydroseq.dataset.periods import local_day_of_year
 from hydroseq.fileio import atomic_path
 from hydroseq.model import LSTMModel
-from hydroseq.training.baselines import doy_climatology, local_day_of_year, persistence
 from hydroseq.training.plots import pick_stations, plot_hydrographs
 from hydroseq.training.predict import ALWAYS_HIDDEN, SplitPrediction, eval_batch_size, predict_split
 from hydroseq.training.scoring import score_stations, summarise

@@ -111,11 +111,11 @@ def test_loading_and_forecasting_need_no_torch(exported: Path, ingested: Path, t
     script = (
         "import sys\n"
         "from hydroseq.forecast import run_forecast\n"
-        f"status = run_forecast({str(exported)!r}, {str(ingested)!r}, '2014-06-30', out={str(tmp_path / 'f.nc')!r})\n"
+        f"status = run_forecast({str(exported)!r}, {str(ingested)!r}, '2014-06-20..2014-06-30', out={str(tmp_path / 'f.nc')!r})\n"
         "assert status == 0, status\n"
         "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'mlflow') or m.startswith('hydroseq.training'))\n"
         "assert not loaded, loaded\n"
     )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
-    assert (tmp_path / "f.csv").exists()
+    assert (tmp_path / "f.csv").exists() and (tmp_path / "f_scores.csv").exists()  # a hindcast, baselines too

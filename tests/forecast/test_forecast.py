@@ -138,12 +138,12 @@ def test_hindcast_scores_against_observations(exported, ingested, tmp_path) -> N
         valid_times = ds["time"].values[:, 0]
     with xr.open_dataset(ingested) as data:
         obs = data["streamflow"].sel(station="01022500", time=valid_times).values
-    scores = {(row["station"], row["lead"]): row for row in _rows(tmp_path / "h_scores.csv")}
-    row = scores[("01022500", "0")]
+    scores = {(row["station"], row["lead"], row["forecast"]): row for row in _rows(tmp_path / "h_scores.csv")}
+    row = scores[("01022500", "0", "model")]
     assert int(row["n"]) == 61
     assert float(row["nse"]) == pytest.approx(nse(obs, sim), abs=1e-4)
     assert float(row["kge"]) == pytest.approx(kge(obs, sim).kge, abs=1e-4)
-    assert len(scores) == 31
+    assert len(scores) == 31 * 3  # model, persistence, climatology
     assert pd.Timestamp(valid_times[0]) == pd.Timestamp("2014-05-02T08:00")
 
 

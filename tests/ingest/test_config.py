@@ -10,7 +10,7 @@ import yaml
 from hydroseq.config import ConfigError, IngestConfig, load_config, validate_config
 
 EXAMPLES = ["ingest_caravan_daily.yaml", "ingest_camels_us.yaml", "ingest_charlotte_hourly.yaml",
-            "ingest_charlotte_daily.yaml"]
+            "ingest_charlotte_daily.yaml", "ingest_ebnit_hourly.yaml"]
 
 
 @pytest.mark.parametrize("name", EXAMPLES)

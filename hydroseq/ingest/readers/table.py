@@ -1,5 +1,9 @@
 """Delimited text tables: generic CSV (wide, one station per file, or long with a station column)
-and Caravan CSV (one file per basin, ``date`` column, ``NA`` or empty for missing)."""
+and Caravan CSV (one file per basin, ``date`` column, ``NA`` or empty for missing).
+
+A generic CSV may lack a time column (``time_start``: row i is ``time_start + i x frequency``; a
+blank line is then a missing value, never skipped, so that later rows keep their times) and a
+header (``header: false``: columns are named ``1``, ``2``, ... by position)."""
 
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from hydroseq.config.ingest import SourceConfig
+from hydroseq.config.ingest import SourceConfig, parse_step
 from hydroseq.errors import InputDataError
 from hydroseq.ingest.readers.base import RawSeries, cached_per_file, check_columns, parse_stamps, to_numbers
 
@@ -31,12 +35,21 @@ def read(source: SourceConfig, path: Path, station_id: str) -> RawSeries:
     frame = _read(path, source)
     if source.station_column is not None and source.format != "caravan_csv":
         frame = frame[(_column_ids(frame, source) == station_id).to_numpy()]
-    lines = frame.index.to_numpy() + 2
+    lines = frame.index.to_numpy() + (2 if source.header else 1)
     missing = _missing_codes(source)
-    stamps, utc_offsets = parse_stamps(path, frame[source.time_column], source.time_format, lines)
+    if source.time_start is not None:  # wall-clock stamps in the source's zone, like offset-less text
+        stamps, utc_offsets = _row_stamps(source, frame.index.to_numpy()), None
+    else:
+        stamps, utc_offsets = parse_stamps(path, frame[source.time_column], source.time_format, lines)
     values = {name: to_numbers(path, frame[spec.source], spec.source, lines, missing)
               for name, spec in source.variables.items()}
     return RawSeries(path, stamps, values, lines, utc_offsets)
+
+
+def _row_stamps(source: SourceConfig, rows: np.ndarray) -> pd.DatetimeIndex:
+    """``time_start + row x frequency`` for files whose rows are consecutive source steps."""
+    step = parse_step(source.frequency)
+    return pd.DatetimeIndex(pd.Timestamp(source.time_start) + rows * step).as_unit("ns")
 
 
 def _strip(stem: str, source: SourceConfig) -> str:
@@ -63,19 +76,23 @@ def _read(path: Path, source: SourceConfig) -> pd.DataFrame:
     if not data.strip():
         raise InputDataError(path, "the file is empty")
     _check_field_counts(path, data)
-    wanted = [source.time_column, *(spec.source for spec in source.variables.values())]
+    wanted = [*(spec.source for spec in source.variables.values())]
+    if source.time_start is None:
+        wanted.insert(0, source.time_column)
     if source.station_column is not None and source.format != "caravan_csv":
         wanted.append(source.station_column)
     try:
-        header = pd.read_csv(io.BytesIO(data), nrows=0).columns.tolist()
+        header = pd.read_csv(io.BytesIO(data), nrows=0, header=0 if source.header else None).columns.tolist()
     except (pd.errors.ParserError, UnicodeDecodeError) as error:
         raise InputDataError(path, f"not a readable CSV table: {error}") from None
-    check_columns(path, header, wanted, source)
+    names = None if source.header else [str(position + 1) for position in range(len(header))]
+    check_columns(path, names or header, wanted, source)
     codes = [str(code) for code in _missing_codes(source)]
     text_columns = {name: str for name in (source.time_column, source.station_column) if name}
     try:
         return pd.read_csv(io.BytesIO(data), usecols=list(dict.fromkeys(wanted)), dtype=text_columns,
-                           na_values=codes, keep_default_na=False)
+                           na_values=codes, keep_default_na=False, header=0 if source.header else None,
+                           names=names, skip_blank_lines=source.time_start is None)
     except (pd.errors.ParserError, UnicodeDecodeError) as error:
         raise InputDataError(path, f"not a readable CSV table: {error}") from None
 

@@ -1,0 +1,84 @@
+"""Reference forecasts every model must beat on the same steps: persistence and climatology (numpy only).
+
+Both ``hydroseq evaluate`` (training stage) and hindcast scoring (forecast stage) use them; the
+local day of year they key climatology on is :func:`hydroseq.dataset.periods.local_day_of_year`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+DAYS = 367  # table index 1..366; index 0 unused
+
+
+def persistence(target: np.ndarray, lead: int) -> np.ndarray:
+    """``Q(t + lead) = Q(t)``: the observed series shifted ``lead`` steps later (NaN before the start).
+
+    ``target`` is ``[station, time]`` on a regular grid; the result has the same shape. A missing
+    observation at ``t`` stays missing at ``t + lead`` (it is not filled from an earlier step).
+    """
+    shifted = np.full_like(target, np.nan, dtype=np.float64)
+    shifted[:, lead:] = target[:, :-lead] if lead else target
+    return shifted
+
+
+def newest_observed(target: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """``[station, len(ends)]``: the newest finite ``target`` value at or before each step of ``ends``.
+
+    What an operator's persistence forecast uses at an issue step: the last reading the gauge sent,
+    however old within ``target`` (NaN when there is none). Nothing after an end step is read.
+    """
+    steps = np.arange(target.shape[1])
+    newest = np.maximum.accumulate(np.where(np.isfinite(target), steps, -1), axis=1)[:, ends]
+    values = np.take_along_axis(target, np.maximum(newest, 0), axis=1)
+    return np.where(newest >= 0, values, np.nan)
+
+
+class DayOfYearMeans:
+    """Per-station mean of a target by local day of year, accumulated chunk by chunk.
+
+    Feeding the training period in pieces (:meth:`add`) keeps memory bounded by one piece.
+    """
+
+    def __init__(self, n_stations: int) -> None:
+        self.sums = np.zeros((n_stations, DAYS))
+        self.counts = np.zeros((n_stations, DAYS))
+
+    def add(self, target: np.ndarray, day_of_year: np.ndarray) -> None:
+        """Add ``target [station, time]`` observed on the local days ``day_of_year [time]`` (NaN skipped)."""
+        values = target.astype(np.float64)
+        valid = np.isfinite(values)
+        days = np.broadcast_to(day_of_year, values.shape)
+        for station in range(values.shape[0]):
+            np.add.at(self.sums[station], days[station][valid[station]], values[station][valid[station]])
+            np.add.at(self.counts[station], days[station][valid[station]], 1.0)
+
+    def table(self) -> np.ndarray:
+        """``[station, 367]`` means; day 366 falls back to day 365 when it has no value, others stay NaN."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            table = np.where(self.counts > 0, self.sums / self.counts, np.nan)
+        table[:, 366] = np.where(np.isnan(table[:, 366]), table[:, 365], table[:, 366])
+        return table
+
+
+def doy_climatology(target: np.ndarray, day_of_year: np.ndarray, fit_mask: np.ndarray) -> np.ndarray:
+    """Per-station mean of ``target`` by day of year, fitted on the steps in ``fit_mask`` only.
+
+    Parameters
+    ----------
+    target
+        ``[station, time]`` observations (NaN missing).
+    day_of_year
+        ``[time]`` local day of year of every step (see :func:`hydroseq.dataset.periods.local_day_of_year`).
+    fit_mask
+        ``[time]`` booleans: the training period. Nothing outside it influences the result.
+
+    Returns
+    -------
+    ``[station, time]``: for every step (any period) the training-period mean of its day of year.
+    Day 366 (leap years only) falls back to day 365 when the training period has no value for it;
+    a day without any training value stays NaN.
+    """
+    means = DayOfYearMeans(target.shape[0])
+    means.add(target[:, fit_mask], day_of_year[fit_mask])
+    return means.table()[:, day_of_year]

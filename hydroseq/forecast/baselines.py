@@ -1,0 +1,91 @@
+"""The reference forecasts a hindcast is scored beside: persistence and training-period climatology.
+
+* **persistence**: ``Q(issue + lead)`` = the newest observed target at or before the issue step
+  (for lead 0, a simulation, the newest before it), read from the ingested file's window; nothing
+  after the issue step is used.
+* **climatology**: the per-station mean of the observed target by local day of year, fitted on the
+  training period of the exported model (``metadata.train_config``) only, read from the ingested
+  file in pieces of :data:`CHUNK_STEPS` grid steps whatever window the forecast reads.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+import numpy as np
+
+from hydroseq.baselines import DayOfYearMeans, newest_observed
+from hydroseq.dataset.periods import local_day_of_year, period_mask
+from hydroseq.forecast.data_window import IngestedFile
+from hydroseq.forecast.result import ForecastResult
+
+BASELINES = ("persistence", "climatology")
+CHUNK_STEPS = 8784  # one leap year of hourly steps: the most of the target read at once per station
+
+
+@dataclass(frozen=True)
+class TrainingPeriod:
+    """The local days ``start..end`` the model was trained on."""
+
+    start: dt.date
+    end: dt.date
+
+
+def training_period(train_config: dict) -> TrainingPeriod | None:
+    """The training split of an exported model's train config, or None if the metadata lack it."""
+    try:
+        train = train_config["data"]["splits"]["train"]
+        return TrainingPeriod(dt.date.fromisoformat(str(train["start"])), dt.date.fromisoformat(str(train["end"])))
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def climatology_table(source: IngestedFile, period: TrainingPeriod) -> np.ndarray:
+    """``[station, 367]`` day-of-year means of the target over ``period`` (NaN where never observed)."""
+    metadata = source.metadata
+    times = source.times
+    inside = np.flatnonzero(period_mask(times, period, metadata.grid_timezone, metadata.grid_day_boundary))
+    means = DayOfYearMeans(len(source.station_ids))
+    if inside.size:
+        for start in range(int(inside[0]), int(inside[-1]) + 1, CHUNK_STEPS):
+            stop = min(start + CHUNK_STEPS, int(inside[-1]) + 1)
+            days = local_day_of_year(times[start:stop], metadata.grid_timezone, metadata.grid_day_boundary)
+            means.add(source.read_target(start, stop), days)
+    return means.table()
+
+
+def persistence_forecast(target: np.ndarray, ends: np.ndarray, leads: np.ndarray) -> np.ndarray:
+    """``[issue, station, lead]``: the newest observation at or before each issue step (lead 0: before it).
+
+    ``target`` is the ``[station, time]`` window the forecast read and ``ends`` the issue steps in it.
+    """
+    at_issue = newest_observed(target, ends).T
+    before_issue = newest_observed(target, np.maximum(ends - 1, 0)).T
+    before_issue[ends == 0] = np.nan
+    values = np.stack([before_issue if lead == 0 else at_issue for lead in leads], axis=-1)
+    return values.astype(np.float32)
+
+
+def climatology_forecast(table: np.ndarray, result: ForecastResult, grid_timezone: str,
+                         day_boundary: str) -> np.ndarray:
+    """``[issue, station, lead]``: the climatology of each valid time's local day of year."""
+    valid = result.valid_times
+    days = local_day_of_year(valid.ravel(), grid_timezone, day_boundary).reshape(valid.shape)
+    return table[:, days].transpose(1, 0, 2).astype(np.float32)
+
+
+def training_climatology(source: IngestedFile) -> np.ndarray | None:
+    """The climatology table of the model's training period, or None if the metadata do not say it."""
+    period = training_period(source.metadata.train_config)
+    return None if period is None else climatology_table(source, period)
+
+
+def hindcast_baselines(result: ForecastResult, target: np.ndarray, ends: np.ndarray, table: np.ndarray | None,
+                       grid_timezone: str, day_boundary: str) -> dict[str, np.ndarray]:
+    """Persistence and climatology ``[issue, station, lead]`` (climatology NaN when ``table`` is None)."""
+    if table is None:
+        climatology = np.full(result.values.shape, np.nan, dtype=np.float32)
+    else:
+        climatology = climatology_forecast(table, result, grid_timezone, day_boundary)
+    return {"persistence": persistence_forecast(target, ends, result.leads), "climatology": climatology}

@@ -1,0 +1,71 @@
+"""CSV files without a time column (row i = time_start + i x frequency) and without a header: the Ebnit data."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import xarray as xr
+
+from hydroseq.config import ConfigError, IngestConfig, load_config, validate_config
+from hydroseq.config.ingest import SourceConfig
+from hydroseq.errors import InputDataError
+from hydroseq.ingest import ingest
+
+from .conftest import grid_values
+
+HOURLY_UTC = {"frequency": "1h", "timezone": "UTC", "start": "2001-01-01", "end": "2001-01-01"}
+
+
+def _source(path: Path, **extra) -> dict:
+    return {"path": str(path), "format": "csv", "header": False, "station": "0001", "frequency": "1h",
+            "time_start": "2001-01-01T00:00:00", "timestamp": "interval_start", "timezone": "UTC",
+            "variables": {"streamflow": {"source": "1", "units": "m3/s"}}, **extra}
+
+
+def test_rows_are_consecutive_steps_and_a_blank_line_is_a_missing_value(tmp_path: Path) -> None:
+    path = tmp_path / "q.csv"
+    path.write_text("1.5\n2.5\n\n4.5\n")  # the empty third line is hour 3, not skipped
+    labels, values = grid_values(_source(path), HOURLY_UTC, [path])
+    series = pd.Series(values["streamflow"], index=labels)
+    assert series["2001-01-01T01:00"] == 1.5 and series["2001-01-01T02:00"] == 2.5
+    assert np.isnan(series["2001-01-01T03:00"]) and series["2001-01-01T04:00"] == 4.5
+    assert np.isnan(series["2001-01-01T05:00"])  # after the last row: no data
+
+
+def test_a_bad_value_names_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "q.csv"
+    path.write_text("1.5\n2.5\nabc\n")
+    with pytest.raises(InputDataError, match="line 3.*'abc' is not a number"):
+        grid_values(_source(path), HOURLY_UTC, [path])
+
+
+@pytest.mark.parametrize("change, expected", [
+    ({"format": "caravan_csv"}, "time_start needs format csv"),
+    ({"frequency": "irregular", "timestamp": "instantaneous"}, "time_start needs format csv and a regular"),
+    ({"time_start": "2001-01-01T00:00:00+01:00"}, "without offset"),
+])
+def test_row_stamps_need_a_regular_csv(tmp_path: Path, change: dict, expected: str) -> None:
+    with pytest.raises(ConfigError, match=expected):
+        validate_config(_source(tmp_path / "q.csv", **change), SourceConfig)
+
+
+def test_ebnit_hourly_config_ingests_the_bundled_files_row_by_row(repo_root: Path, tmp_path: Path,
+                                                                 monkeypatch) -> None:
+    monkeypatch.chdir(repo_root)
+    config = load_config("configs/ingest_ebnit_hourly.yaml", IngestConfig)
+    ingest(config, tmp_path / "ebnit.nc", progress=False)
+    rain = np.loadtxt(repo_root / "data/subdaily_ebnit_at/p_ebni.csv")
+    discharge = np.loadtxt(repo_root / "data/subdaily_ebnit_at/q_host.csv")
+    with xr.open_dataset(tmp_path / "ebnit.nc") as ds:
+        times = pd.DatetimeIndex(ds["time"].values)
+        q = ds["streamflow"].sel(station="host").values
+        p = ds["total_precipitation_sum"].sel(station="host").values
+        assert ds.attrs["grid_timezone"] == "Etc/GMT-1" and ds["total_precipitation_sum"].attrs["units"] == "mm"
+    # row 0 is the hour starting 1996-01-01 00:00 CET: known at 01:00 CET = 00:00 UTC
+    assert times[0] == pd.Timestamp("1996-01-01T00:00") and len(times) == 3652 * 24
+    assert times[-1] == pd.Timestamp("2005-12-30T23:00")  # the last complete local day, 2005-12-30 CET
+    np.testing.assert_allclose(q, discharge[: len(times)], rtol=1e-6)
+    np.testing.assert_allclose(p, rain[: len(times)], rtol=1e-6)  # mm/h over one hour = mm
