@@ -9,7 +9,7 @@
 #   mlruns.db, mlartifacts/              the MLflow store (mlflow ui --backend-store-uri sqlite:///mlruns.db)
 #   OUT/model/                           exported model: model.onnx, model.pt2, metadata.json
 #   OUT/forecast/forecast_2014-09-30.*   forecast issued at the end of 2014-09-30 (NetCDF + CSV)
-#   OUT/forecast/hindcast_wy2014.*       hindcast over water year 2014 (+ _scores.csv: NSE/KGE)
+#   OUT/forecast/hindcast_wy2014.*       hindcast over water year 2014 (+ _scores.csv: NSE/KGE of model, persistence, climatology)
 set -euo pipefail
 OUT=${1:-runs/demo}
 HYDROSEQ=${HYDROSEQ:-.venv/bin/hydroseq}
