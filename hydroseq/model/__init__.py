@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hydroseq.config import ModelConfig
+from hydroseq.config import DataConfig, ModelConfig
 from hydroseq.model.ensemble import EnsembleModel
 from hydroseq.model.lstm import LSTMModel, LSTMPath, Mode, PaddedLSTM
 from hydroseq.model.losses import masked_mse, nse_loss, sequence_mse, station_target_std
@@ -12,7 +12,7 @@ __all__ = ["EnsembleModel", "LSTMModel", "LSTMPath", "Mode", "PaddedLSTM", "get_
 
 
 def get_model(config: ModelConfig, n_features: int, n_outputs: int, mode: Mode,
-              lstm_path: LSTMPath = "padded") -> LSTMModel:
+              lstm_path: LSTMPath = "padded", data: DataConfig | None = None) -> LSTMModel:
     """Build the model described by ``config`` (freshly initialised; load a state dict to restore).
 
     Parameters
@@ -25,7 +25,15 @@ def get_model(config: ModelConfig, n_features: int, n_outputs: int, mode: Mode,
         ``"per_step"`` or ``"sequence"`` (the data config's ``mode``).
     lstm_path
         Default path of ``forward`` (``"packed"`` or ``"padded"``); both give the same results.
+    data
+        The data config: where the observed-target columns are, for ``config.observed_skip``.
     """
+    skip = None
+    if config.observed_skip:
+        if data is None or not (data.lagged_target and mode == "per_step"):
+            raise ValueError("model.observed_skip needs a per-step data config with lagged_target")
+        skip = (len(data.dynamic_inputs), len(data.dynamic_inputs) + 1)  # FeatureLayout's value and flag
     return LSTMModel(n_features, n_outputs, hidden_size=config.hidden_size, num_layers=config.num_layers,
                      embedding_size=config.embedding_size, dropout=config.dropout,
-                     initial_forget_bias=config.initial_forget_bias, mode=mode, lstm_path=lstm_path)
+                     initial_forget_bias=config.initial_forget_bias, mode=mode, lstm_path=lstm_path,
+                     skip_columns=skip)

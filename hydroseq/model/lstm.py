@@ -48,13 +48,21 @@ class LSTMModel(nn.Module):
         ``"sequence"``: ``forward`` returns ``[B, n_outputs]``; ``"per_step"``: ``[B, T, n_outputs]``.
     lstm_path
         Default path of ``forward``: ``"packed"`` or ``"padded"`` (see the module docstring).
+    skip_columns
+        Per-step mode: ``(value, flag)`` input columns of the observed target; when given, every
+        output at step t is ``head(h_t) + value_t * flag_t`` (the network predicts the change from
+        the newest observation, and the plain value where there is none).
     """
 
     def __init__(self, n_features: int, n_outputs: int, hidden_size: int = 64, num_layers: int = 1,
                  embedding_size: int | None = None, dropout: float = 0.0, initial_forget_bias: float = 3.0,
-                 mode: Mode = "per_step", lstm_path: LSTMPath = "padded") -> None:
+                 mode: Mode = "per_step", lstm_path: LSTMPath = "padded",
+                 skip_columns: tuple[int, int] | None = None) -> None:
         super().__init__()
+        if skip_columns is not None and mode != "per_step":
+            raise ValueError("skip_columns applies to per-step models only")
         self.mode: Mode = mode
+        self.skip_columns = skip_columns
         self.lstm_path: LSTMPath = lstm_path
         self.embedding = nn.Linear(n_features, embedding_size) if embedding_size else None
         lstm_inputs = embedding_size or n_features
@@ -74,11 +82,14 @@ class LSTMModel(nn.Module):
 
     def forward(self, x: Tensor, lengths: Tensor, path: LSTMPath | None = None) -> Tensor:
         """Predict from a right-padded batch ``x [B, T, F]`` with ``lengths [B]`` sorted descending."""
+        inputs = x
         if self.embedding is not None:
             x = self.embedding(x)
-        if (path or self.lstm_path) == "packed":
-            return self._packed(x, lengths)
-        return self._padded(x, lengths)
+        out = self._packed(x, lengths) if (path or self.lstm_path) == "packed" else self._padded(x, lengths)
+        if self.skip_columns is not None:
+            value, flag = self.skip_columns
+            out = out + (inputs[..., value] * inputs[..., flag]).unsqueeze(-1).to(out.dtype)
+        return out
 
     def _packed(self, x: Tensor, lengths: Tensor) -> Tensor:
         packed = pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=True)

@@ -158,7 +158,8 @@ def model_from_checkpoint(state: dict[str, Any], lstm_path: str = "padded") -> t
     config = validate_config(state["config"], TrainConfig, source="checkpoint config")
     members = []
     for weights in state.get("member_states") or [state["model_state"]]:
-        member = get_model(config.model, state["n_features"], state["n_outputs"], state["mode"], lstm_path=lstm_path)
+        member = get_model(config.model, state["n_features"], state["n_outputs"], state["mode"], lstm_path=lstm_path,
+                           data=config.data)
         member.load_state_dict(weights)
         members.append(member)
     model = members[0] if len(members) == 1 else EnsembleModel(members)

@@ -76,7 +76,7 @@ def train(config: TrainConfig, data_path: str | Path | None = None, resume: bool
     data = load_training_data(config, data_path, scalers)
     torch.manual_seed(cfg.seed)
     model = get_model(config.model, len(data.feature_names), data.n_outputs, config.data.mode,
-                      lstm_path=resolve_lstm_path(cfg, device)).to(device)
+                      lstm_path=resolve_lstm_path(cfg, device), data=config.data).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=cfg.learning_rate)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lr_factor(cfg))
     stopper = EarlyStopping(cfg.patience)

@@ -117,7 +117,7 @@ def test_sequence_model_with_lagged_target_parity(trained, short_histories: Path
 
 def test_per_step_forecast_model_parity_with_late_gauges(trained, short_histories: Path, tmp_path: Path,
                                                          edited_copy, grid_index) -> None:
-    """Per-step forecast model: leads 1-3, observed flow with its flag; gauges 1, 7 and 40 steps late."""
+    """Per-step forecast model: leads 1-3, observed flow with its flag and the skip from it; gauges 1, 7 and 40 steps late."""
     end = grid_index(short_histories, ISSUE_LABEL)
 
     def late(dataset) -> None:
@@ -127,12 +127,14 @@ def test_per_step_forecast_model_parity_with_late_gauges(trained, short_historie
     path = edited_copy(short_histories, tmp_path / "late.nc", late)
     config = trained.config.model_copy(deep=True)
     config.data = config.data.model_copy(update={"leads": [1, 2, 3], "lagged_target": True})
+    config.model = config.model.model_copy(update={"observed_skip": True})
     station_data = load_station_data(path, config.data)
     scalers = Scalers.fit(station_data, config.data)
     names = [*config.data.dynamic_inputs, "streamflow_lagged", "streamflow_lagged_observed",
              *config.data.static_inputs]
     torch.manual_seed(3)
-    model = get_model(config.model, len(names), 3, "per_step").eval()
+    model = get_model(config.model, len(names), 3, "per_step", data=config.data).eval()
+    assert model.skip_columns == (3, 4)
     state = {"n_features": len(names), "n_outputs": 3, "mode": "per_step", "feature_names": names,
              "scalers": json.dumps(scalers.to_dict()), "run_id": "untrained"}
     export_trained_model(model, config, state, config.data.max_len, tmp_path / "model", read_provenance(path),

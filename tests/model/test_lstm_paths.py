@@ -112,3 +112,27 @@ def test_forget_bias_and_output_shapes() -> None:
     assert model(x, torch.tensor([7, 5, 2])).shape == (3, 7, 2)
     model.mode = "sequence"
     assert model(x, torch.tensor([7, 5, 2])).shape == (3, 2)
+
+
+def test_observed_skip_adds_the_observed_value_where_it_is_observed(forcing_batch) -> None:
+    """Per-step output with the skip = the same network without it + value * flag, on both paths."""
+    from hydroseq.config import DataConfig
+
+    x, lengths = forcing_batch
+    flag = (torch.arange(x.shape[1]) % 3 != 0).float()[None, :, None].expand(x.shape[0], -1, 1)
+    x = torch.cat([x[..., :1], x[..., 1:2], flag], dim=-1)  # columns: one forcing, the value, its flag
+    data = DataConfig.model_validate({"dynamic_inputs": ["p"], "lagged_target": True, "leads": [1, 2],
+                                      "splits": {name: {"start": f"{2000 + i}-01-01", "end": f"{2000 + i}-12-31"}
+                                                 for i, name in enumerate(("train", "validation", "test"))}})
+    torch.manual_seed(0)
+    skipped = get_model(ModelConfig(hidden_size=6, observed_skip=True), 3, 2, "per_step", data=data)
+    plain = get_model(ModelConfig(hidden_size=6), 3, 2, "per_step")
+    plain.load_state_dict(skipped.state_dict())
+    for path in ("packed", "padded"):
+        with torch.no_grad():
+            difference = skipped(x, lengths, path=path) - plain(x, lengths, path=path)
+        expected = (x[..., 1] * x[..., 2]).unsqueeze(-1).expand_as(difference)
+        valid = torch.arange(x.shape[1])[None, :] < lengths[:, None]
+        torch.testing.assert_close(difference[valid], expected[valid])
+    with pytest.raises(ValueError, match="observed_skip needs"):
+        get_model(ModelConfig(observed_skip=True), 3, 2, "per_step")
