@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 import xarray as xr
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hydroseq.config import ConfigError, IngestConfig, load_config, validate_config
 from hydroseq.config.ingest import SourceConfig
@@ -69,3 +72,36 @@ def test_ebnit_hourly_config_ingests_the_bundled_files_row_by_row(repo_root: Pat
     assert times[-1] == pd.Timestamp("2005-12-30T23:00")  # the last complete local day, 2005-12-30 CET
     np.testing.assert_allclose(q, discharge[: len(times)], rtol=1e-6)
     np.testing.assert_allclose(p, rain[: len(times)], rtol=1e-6)  # mm/h over one hour = mm
+
+
+@settings(max_examples=15, deadline=None)
+@given(frequency=st.sampled_from(["15min", "1h", "3h"]), convention=st.sampled_from(["interval_start", "interval_end"]),
+       zone=st.sampled_from(["UTC", "+01:00", "-05:00"]), grid_frequency=st.sampled_from(["1h", "1D"]),
+       cut_minutes=st.integers(60, 3 * 24 * 60), seed=st.integers(0, 2**31 - 1))
+def test_perturbing_rows_known_after_t_leaves_the_grid_up_to_t(frequency, convention, zone, grid_frequency,
+                                                              cut_minutes, seed) -> None:
+    """Row-stamped files are causal: rows whose interval ends after t* never move a grid value at or before t*."""
+    step = pd.Timedelta(frequency)
+    count = int(pd.Timedelta("4D") / step)
+    values = np.random.default_rng(seed).gamma(0.5, 2.0, count).round(3)
+    local_start = pd.Timestamp("2001-01-01T00:00")
+    offset = pd.Timedelta(0) if zone == "UTC" else (1 if zone[0] == "+" else -1) * pd.Timedelta(hours=int(zone[1:3]))
+    known = local_start - offset + step * np.arange(count) + (step if convention == "interval_start" else pd.Timedelta(0))
+    cutoff = local_start - offset + pd.Timedelta(minutes=cut_minutes)
+    perturbed = np.where(np.asarray(known > cutoff), values * 7.0 + 1.0, values)
+    grid = {"frequency": grid_frequency, "timezone": "UTC", "start": "2001-01-01", "end": "2001-01-03"}
+    with tempfile.TemporaryDirectory() as folder:
+        results = []
+        for name, series in (("base", values), ("perturbed", perturbed)):
+            path = Path(folder) / f"{name}.csv"
+            path.write_text("".join(f"{v!r}\n" for v in series.tolist()))
+            source = _source(path, frequency=frequency, timestamp=convention, timezone=zone,
+                             time_start=str(local_start.isoformat()),
+                             variables={"streamflow": {"source": "1", "units": "m3/s", "aggregation": "mean"}})
+            results.append(grid_values(source, grid, [path]))
+    labels = results[0][0]
+    up_to_cut = np.asarray(labels <= cutoff)
+    base, moved = results[0][1]["streamflow"], results[1][1]["streamflow"]
+    np.testing.assert_array_equal(base[up_to_cut], moved[up_to_cut])
+    if (~up_to_cut).any() and np.isfinite(base[~up_to_cut]).any():
+        assert not np.array_equal(base[~up_to_cut], moved[~up_to_cut], equal_nan=True)  # control: later values move
