@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from hydroseq.baselines import newest_observed_step
 from hydroseq.dataset import run_length_so_far
 
 
@@ -16,8 +17,7 @@ def observation_age(target: np.ndarray, ends: np.ndarray) -> np.ndarray:
 
     0 when the target is observed at the end step itself; NaN when none is observed in the window.
     """
-    steps = np.arange(target.shape[1])
-    newest = np.maximum.accumulate(np.where(np.isfinite(target), steps, -1), axis=1)[:, ends]
+    newest = newest_observed_step(target, ends)
     return np.where(newest >= 0, ends[None, :] - newest, np.nan)
 
 
