@@ -42,8 +42,9 @@ def train_ensemble(config: TrainConfig, data_path: str | Path | None, resume: bo
                    train_member) -> dict:
     """Train every member, then log the ensemble to the parent run; returns ``train``'s result fields.
 
-    ``train_member(config, data_path, resume, tracking_uri, parent_run_id)`` trains one member
+    ``train_member(config, data_path, resume, tracking_uri, parent_run_id=...)`` trains one member
     (:func:`hydroseq.training.train`; passed in so that this module does not import the loop).
+    The result also holds ``results``: what ``train_member`` returned for each member trained now.
     """
     out_dir = Path(config.training.output_dir)
     record_path = out_dir / ENSEMBLE_RECORD
@@ -52,12 +53,14 @@ def train_ensemble(config: TrainConfig, data_path: str | Path | None, resume: bo
     data = load_training_data(config, data_path)
     parent = record.get("parent_run_id") or start_run(config, data, uri, out_dir)
     finished: dict[str, dict] = record.get("members", {})
+    results = []
     for member in range(config.training.ensemble):
         if str(member) in finished:
             continue
         member_cfg = member_config(config, member)
         member_resume = resume and (Path(member_cfg.training.output_dir) / "last.pt").exists()
-        result = train_member(member_cfg, data_path, member_resume, tracking_uri, parent)
+        result = train_member(member_cfg, data_path, member_resume, tracking_uri, parent_run_id=parent)
+        results.append(result)
         finished[str(member)] = {"run_id": result.run_id, "best_epoch": result.best_epoch,
                                  "best_val_median_nse": result.best_val_median_nse}
         write_text_atomic(record_path, json.dumps({"parent_run_id": parent, "members": finished}, indent=2))
@@ -76,4 +79,4 @@ def train_ensemble(config: TrainConfig, data_path: str | Path | None, resume: bo
             mlflow.log_metric("member_best_val_median_nse", info["best_val_median_nse"], step=int(member))
         finish_run(config, data, out_dir, resolve_device(config.training.device))
     print_ensemble_summary(finished, parent, uri, out_dir)
-    return {"run_id": parent, "tracking_uri": uri, "output_dir": out_dir, "members": finished}
+    return {"run_id": parent, "tracking_uri": uri, "output_dir": out_dir, "members": finished, "results": results}

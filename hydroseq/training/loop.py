@@ -141,18 +141,12 @@ def train(config: TrainConfig, data_path: str | Path | None = None, resume: bool
 
 def _train_ensemble(config: TrainConfig, data_path: str | Path | None, resume: bool,
                     tracking_uri: str | None) -> TrainResult:
-    results: list[TrainResult] = []
-
-    def train_member(member_config: TrainConfig, path, member_resume: bool, uri, parent: str) -> TrainResult:
-        results.append(train(member_config, path, member_resume, uri, parent_run_id=parent))
-        return results[-1]
-
-    outcome = train_ensemble(config, data_path, resume, tracking_uri, train_member)
-    members = outcome["members"]
-    best = max(members.values(), key=lambda info: info["best_val_median_nse"])
-    history = [entry for result in results for entry in result.history]
+    outcome = train_ensemble(config, data_path, resume, tracking_uri, train)
+    best = max(outcome["members"].values(), key=lambda info: info["best_val_median_nse"])
+    trained = outcome["results"]  # the members trained by this call (resume skips finished ones)
     return TrainResult(outcome["run_id"], outcome["tracking_uri"], outcome["output_dir"], int(best["best_epoch"]),
-                       float(best["best_val_median_nse"]), sum(r.epochs_completed for r in results), history)
+                       float(best["best_val_median_nse"]), sum(r.epochs_completed for r in trained),
+                       [entry for result in trained for entry in result.history])
 
 
 def train_one_epoch(model: torch.nn.Module, optimizer: torch.optim.Optimizer, loader, data: TrainingData,
