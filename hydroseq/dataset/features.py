@@ -11,6 +11,7 @@ per-step mode does not: a missing or late observation is an input the model read
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,10 +41,16 @@ class FeatureLayout:
     observed_flag: bool
 
     @classmethod
+    def of(cls, dynamic_names: Sequence[str], static_names: Sequence[str], target_name: str, mode: str,
+           lagged_target: bool) -> FeatureLayout:
+        """The layout a model of ``mode`` (``per_step`` or ``sequence``) reads: only per-step models flag."""
+        return cls(tuple(dynamic_names), tuple(static_names), target_name, lagged_target,
+                   lagged_target and mode == "per_step")
+
+    @classmethod
     def for_model(cls, data: StationData, mode: str, lagged_target: bool) -> FeatureLayout:
-        """The layout a model of ``mode`` (``per_step`` or ``sequence``) reads from ``data``."""
-        return cls(tuple(data.dynamic_names), tuple(data.static_names), data.target_name,
-                   lagged_target, lagged_target and mode == "per_step")
+        """The layout a model of ``mode`` reads from ``data``."""
+        return cls.of(data.dynamic_names, data.static_names, data.target_name, mode, lagged_target)
 
     @property
     def lagged_name(self) -> str:

@@ -79,8 +79,7 @@ class ExportMetadata:
 
     def feature_layout(self) -> FeatureLayout:
         """The features this model reads, as the dataset stage builds them."""
-        return FeatureLayout(tuple(self.dynamic_inputs), tuple(self.static_inputs), self.target,
-                             self.lagged_target, self.lagged_target and self.mode == "per_step")
+        return FeatureLayout.of(self.dynamic_inputs, self.static_inputs, self.target, self.mode, self.lagged_target)
 
     def to_json(self) -> str:
         """JSON text of all fields, in field order.

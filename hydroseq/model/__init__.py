@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from hydroseq.config import DataConfig, ModelConfig
+from hydroseq.dataset.features import FeatureLayout
 from hydroseq.model.ensemble import EnsembleModel
 from hydroseq.model.lstm import LSTMModel, LSTMPath, Mode, PaddedLSTM
 from hydroseq.model.losses import masked_mse, nse_loss, sequence_mse, station_target_std
@@ -30,9 +31,11 @@ def get_model(config: ModelConfig, n_features: int, n_outputs: int, mode: Mode,
     """
     skip = None
     if config.observed_skip:
-        if data is None or not (data.lagged_target and mode == "per_step"):
+        layout = FeatureLayout.of(data.dynamic_inputs, data.static_inputs, data.target, mode,
+                                  data.lagged_target) if data is not None else None
+        if layout is None or layout.lagged_column is None or layout.flag_column is None:
             raise ValueError("model.observed_skip needs a per-step data config with lagged_target")
-        skip = (len(data.dynamic_inputs), len(data.dynamic_inputs) + 1)  # FeatureLayout's value and flag
+        skip = (layout.lagged_column, layout.flag_column)
     return LSTMModel(n_features, n_outputs, hidden_size=config.hidden_size, num_layers=config.num_layers,
                      embedding_size=config.embedding_size, dropout=config.dropout,
                      initial_forget_bias=config.initial_forget_bias, mode=mode, lstm_path=lstm_path,
