@@ -134,8 +134,8 @@ class ModelConfig(StrictModel):
     dropout: float = Field(0.0, ge=0.0, lt=1.0)
     initial_forget_bias: float = 3.0
     observed_skip: bool = Field(
-        False, description="per-step with lagged_target: add the observed target at t (0 when not observed) "
-                           "to every lead's output, so the network learns the change from it")
+        False, description="per-step with lagged_target: add the newest observed target at or before t (0 when "
+                           "the sequence has none) to every lead's output, so the network learns the change from it")
 
 
 class TrainingConfig(StrictModel):

@@ -50,8 +50,9 @@ class LSTMModel(nn.Module):
         Default path of ``forward``: ``"packed"`` or ``"padded"`` (see the module docstring).
     skip_columns
         Per-step mode: ``(value, flag)`` input columns of the observed target; when given, every
-        output at step t is ``head(h_t) + value_t * flag_t`` (the network predicts the change from
-        the newest observation, and the plain value where there is none).
+        output at step t is ``head(h_t)`` plus the newest observed value at or before t (see
+        :func:`newest_observed_value`): the network predicts the change from the newest
+        observation, however old, and the plain value where the sequence has none.
     """
 
     def __init__(self, n_features: int, n_outputs: int, hidden_size: int = 64, num_layers: int = 1,
@@ -88,7 +89,7 @@ class LSTMModel(nn.Module):
         out = self._packed(x, lengths) if (path or self.lstm_path) == "packed" else self._padded(x, lengths)
         if self.skip_columns is not None:
             value, flag = self.skip_columns
-            out = out + (inputs[..., value] * inputs[..., flag]).unsqueeze(-1).to(out.dtype)
+            out = out + newest_observed_value(inputs[..., value], inputs[..., flag]).unsqueeze(-1).to(out.dtype)
         return out
 
     def _packed(self, x: Tensor, lengths: Tensor) -> Tensor:
@@ -105,6 +106,23 @@ class LSTMModel(nn.Module):
             last = (lengths.to(output.device) - 1).view(-1, 1, 1).expand(-1, 1, output.shape[2])
             return self.head(self.dropout(output.gather(1, last).squeeze(1)))
         return self.head(self.dropout(output))
+
+
+def newest_observed_value(value: Tensor, flag: Tensor) -> Tensor:
+    """At every step of ``value [B, T]``, the value of the newest step at or before it whose ``flag`` is
+    set (0 where no earlier step of the row has one): a causal forward fill.
+
+    ``torch.cummax`` would say it in one line but has no ONNX translation; this doubles the look-back
+    span ``ceil(log2 T)`` times with shifts and ``where``, which export traces as is.
+    """
+    carried = value * (flag > 0)
+    seen = flag > 0
+    span = 1
+    while span < value.shape[1]:
+        carried = torch.where(seen, carried, nn.functional.pad(carried, (span, 0))[:, :-span])
+        seen = seen | nn.functional.pad(seen, (span, 0))[:, :-span]
+        span *= 2
+    return carried
 
 
 class PaddedLSTM(nn.Module):

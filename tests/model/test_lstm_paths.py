@@ -8,9 +8,12 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hydroseq.config import ModelConfig
 from hydroseq.model import LSTMModel, PaddedLSTM, get_model
+from hydroseq.model.lstm import newest_observed_value
 
 LENGTHS = [40, 33, 17, 5]
 TOL = 1e-5
@@ -114,8 +117,30 @@ def test_forget_bias_and_output_shapes() -> None:
     assert model(x, torch.tensor([7, 5, 2])).shape == (3, 2)
 
 
-def test_observed_skip_adds_the_observed_value_where_it_is_observed(forcing_batch) -> None:
-    """Per-step output with the skip = the same network without it + value * flag, on both paths."""
+def _forward_fill_reference(value: np.ndarray, flag: np.ndarray) -> np.ndarray:
+    filled = np.zeros_like(value)
+    for row in range(value.shape[0]):
+        newest = 0.0
+        for step in range(value.shape[1]):
+            if flag[row, step] > 0:
+                newest = value[row, step]
+            filled[row, step] = newest
+    return filled
+
+
+@settings(max_examples=60, deadline=None)
+@given(steps=st.integers(1, 400), rows=st.integers(1, 3), share=st.floats(0.0, 1.0), seed=st.integers(0, 2**16))
+def test_newest_observed_value_is_a_causal_forward_fill(steps: int, rows: int, share: float, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    value = rng.normal(size=(rows, steps)).astype(np.float32)
+    flag = (rng.random((rows, steps)) < share).astype(np.float32)
+    filled = newest_observed_value(torch.from_numpy(value), torch.from_numpy(flag)).numpy()
+    np.testing.assert_array_equal(filled, _forward_fill_reference(value, flag))
+
+
+def test_observed_skip_adds_the_newest_observed_value(forcing_batch) -> None:
+    """Per-step output with the skip = the same network without it + the newest observed value at or
+    before each step (0 before the first), on both paths."""
     from hydroseq.config import DataConfig
 
     x, lengths = forcing_batch
@@ -131,7 +156,8 @@ def test_observed_skip_adds_the_observed_value_where_it_is_observed(forcing_batc
     for path in ("packed", "padded"):
         with torch.no_grad():
             difference = skipped(x, lengths, path=path) - plain(x, lengths, path=path)
-        expected = (x[..., 1] * x[..., 2]).unsqueeze(-1).expand_as(difference)
+        newest = _forward_fill_reference(x[..., 1].numpy(), x[..., 2].numpy())
+        expected = torch.from_numpy(newest).unsqueeze(-1).expand_as(difference)
         valid = torch.arange(x.shape[1])[None, :] < lengths[:, None]
         torch.testing.assert_close(difference[valid], expected[valid])
     with pytest.raises(ValueError, match="observed_skip needs"):
