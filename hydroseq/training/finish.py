@@ -69,7 +69,7 @@ def finish_run(config: TrainConfig, data: TrainingData, out_dir: Path, device: t
     twice and no second model.
     """
     best_path = out_dir / "best.pt" if (out_dir / "best.pt").exists() else out_dir / "last.pt"
-    model, _ = ckpt.model_from_checkpoint(ckpt.load_checkpoint(best_path))
+    model = ckpt.Checkpoint.load(best_path).build_model()
     model.to(device)
     report = report_split(model, data.station_data, data.scalers, config, "validation", device, out_dir,
                           late_gauge=False)
