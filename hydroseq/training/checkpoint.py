@@ -34,7 +34,7 @@ from hydroseq.config import TrainConfig, validate_config
 from hydroseq.dataset import Scalers
 from hydroseq.errors import InputDataError
 from hydroseq.fileio import atomic_path
-from hydroseq.model import EnsembleModel, LSTMModel, LSTMPath, Mode, get_model
+from hydroseq.model import EnsembleModel, LSTMModel, Mode, get_model
 from hydroseq.training.runtime import EarlyStopping
 
 CHECKPOINT_FORMAT_VERSION = 1
@@ -102,12 +102,11 @@ class Checkpoint:
         """``per_step`` or ``sequence`` (the data config's)."""
         return self.config.data.mode
 
-    def build_model(self, lstm_path: LSTMPath = "padded") -> LSTMModel | EnsembleModel:
-        """The trained model, in eval mode on the CPU; an ensemble's is the member mean."""
+    def build_model(self) -> LSTMModel | EnsembleModel:
+        """The trained model (padded path), in eval mode on the CPU; an ensemble's is the member mean."""
         members = []
         for weights in self.member_states or [self.model_state]:
-            member = get_model(self.config.model, self.n_features, self.n_outputs, self.mode, lstm_path=lstm_path,
-                               data=self.config.data)
+            member = get_model(self.config.model, self.n_features, self.n_outputs, self.mode, data=self.config.data)
             member.load_state_dict(weights)
             members.append(member)
         model = members[0] if len(members) == 1 else EnsembleModel(members)
