@@ -47,6 +47,7 @@ from hydroseq.forecast.data_window import IngestedFile
 from hydroseq.forecast.features import gather_windows, history_lengths
 from hydroseq.ingest import ingest
 from hydroseq.model import get_model
+from hydroseq.training.checkpoint import Checkpoint
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 ISSUE = "2014-09-30"
@@ -99,10 +100,9 @@ def export_untrained(data: Path, out: Path, seq_len: int) -> tuple[Path, torch.n
     names = [*config.data.dynamic_inputs, *config.data.static_inputs]
     torch.manual_seed(0)
     model = get_model(config.model, len(names), 1, "per_step").eval()
-    state = {"n_features": len(names), "n_outputs": 1, "mode": "per_step", "feature_names": names,
-             "scalers": json.dumps(scalers.to_dict()), "run_id": "benchmark-untrained"}
+    untrained = Checkpoint(model.state_dict(), config, names, 1, scalers, "benchmark-untrained")
     provenance: DataProvenance = read_provenance(data)
-    export_trained_model(model, config, state, seq_len, out, provenance, pt2=False)
+    export_trained_model(untrained, seq_len, out, provenance, pt2=False)
     return out, model
 
 

@@ -79,15 +79,15 @@ NCCL_DEBUG=INFO "$PYTHON" -m torch.distributed.run --standalone --nproc_per_node
 import sys
 from pathlib import Path
 from mlflow.tracking import MlflowClient
-from hydroseq.training.checkpoint import load_checkpoint
+from hydroseq.training.checkpoint import Checkpoint
 
 work = Path(sys.argv[1])
-state = load_checkpoint(work / "out" / "last.pt")
+state = Checkpoint.load(work / "out" / "last.pt")
 client = MlflowClient(f"sqlite:///{work / 'mlruns.db'}")
 runs = client.search_runs([client.get_experiment_by_name("gpu-check").experiment_id])
-print("epochs in last.pt:", state["epoch"], "| MLflow runs:", len(runs), "| history:",
-      [round(row["train_loss"], 4) for row in state["history"]])
-assert state["epoch"] == 3 and len(runs) == 1 and runs[0].info.run_id == state["run_id"]
+print("epochs in last.pt:", state.epoch, "| MLflow runs:", len(runs), "| history:",
+      [round(row["train_loss"], 4) for row in state.history])
+assert state.epoch == 3 and len(runs) == 1 and runs[0].info.run_id == state.run_id
 EOF
 [ "$DEVICE" != cuda ] || grep -q "NCCL INFO" "$WORK/check.log" || { echo "FAILED: NCCL did not report in the training log"; exit 1; }
 echo "gpu_check_ddp: all checks passed"

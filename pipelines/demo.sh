@@ -25,7 +25,7 @@ step "1/5 ingest the bundled Caravan basins"
 step "2/5 train ($TRAIN_CONFIG, a short CPU run)"
 "$HYDROSEQ" train --config "$TRAIN_CONFIG" --data "$OUT/caravan_daily.nc"
 TRAIN_DIR=$("$PYTHON" -c "import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))['training']['output_dir'])" "$TRAIN_CONFIG")
-RUN_ID=$("$PYTHON" -c "import sys; from hydroseq.training.checkpoint import load_checkpoint; print(load_checkpoint(sys.argv[1])['run_id'])" "$TRAIN_DIR/best.pt")
+RUN_ID=$("$PYTHON" -c "import sys; from hydroseq.training.checkpoint import Checkpoint; print(Checkpoint.load(sys.argv[1]).run_id)" "$TRAIN_DIR/best.pt")
 
 step "3/5 evaluate run $RUN_ID on the test period"
 "$HYDROSEQ" evaluate --run "$RUN_ID" --period test --data "$OUT/caravan_daily.nc"

@@ -1,8 +1,7 @@
 """Batching stage: length-aware batch samplers, the loader, and ``hydroseq stats``."""
 
-from hydroseq.batching.loader import collate, make_loader
+from hydroseq.batching.loader import make_loader
 from hydroseq.batching.samplers import LengthBucketBatchSampler, RandomBatchSampler, make_batch_sampler
 from hydroseq.dataset.batch import Batch
 
-__all__ = ["Batch", "LengthBucketBatchSampler", "RandomBatchSampler", "collate", "make_batch_sampler",
-           "make_loader"]
+__all__ = ["Batch", "LengthBucketBatchSampler", "RandomBatchSampler", "make_batch_sampler", "make_loader"]

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-import numpy as np
 import torch
 from torch.utils.data import DataLoader, Dataset
 
@@ -12,11 +9,6 @@ from hydroseq.batching.samplers import make_batch_sampler
 from hydroseq.config import BatchingConfig
 from hydroseq.dataset.batch import Batch
 from hydroseq.dataset.sequence_dataset import SequenceDataset
-
-
-def collate(dataset: SequenceDataset, indices: Sequence[int] | np.ndarray, pad_to: int | None = None) -> Batch:
-    """One padded batch of ``indices``, sorted by length descending (see :meth:`SequenceDataset.gather`)."""
-    return dataset.gather(indices, pad_to=pad_to)
 
 
 class _BatchGather(Dataset):

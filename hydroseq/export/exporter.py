@@ -3,24 +3,21 @@
 from __future__ import annotations
 
 import warnings
-
-import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import onnxruntime as ort
 import torch
 
 from hydroseq import __version__
-from hydroseq.config import TrainConfig
 from hydroseq.export.metadata import METADATA_FILE, ONNX_FILE, PT2_FILE, ExportMetadata
 from hydroseq.export.network import LastStepNetwork, reference_prediction
 from hydroseq.export.onnx_export import as_numpy_inputs, save_onnx, save_pt2, trace_network
 from hydroseq.errors import HydroseqError
 from hydroseq.fileio import make_output_dir, sha256_file, write_text_atomic
 from hydroseq.model import LSTMModel
+from hydroseq.training.checkpoint import Checkpoint
 
 PARITY_TOLERANCE = 1e-5
 PARITY_ROWS = 64
@@ -36,9 +33,9 @@ class DataProvenance:
     dataset_checksum: str
 
 
-def export_trained_model(model: LSTMModel, config: TrainConfig, state: dict[str, Any], seq_len: int,
-                         out_dir: str | Path, provenance: DataProvenance, pt2: bool = True) -> ExportMetadata:
-    """Export ``model`` (restored from checkpoint ``state``) as a fixed-length model directory.
+def export_trained_model(checkpoint: Checkpoint, seq_len: int, out_dir: str | Path, provenance: DataProvenance,
+                         pt2: bool = True) -> ExportMetadata:
+    """Export the model of ``checkpoint`` as a fixed-length model directory.
 
     Writes ``model.onnx`` (and ``model.pt2`` if ``pt2``), checks onnxruntime against the packed
     torch model on random inputs of every length ``1..seq_len``, then writes ``metadata.json``
@@ -53,15 +50,16 @@ def export_trained_model(model: LSTMModel, config: TrainConfig, state: dict[str,
     """
     if seq_len < 1:
         raise HydroseqError(f"seq_len (--seq-len) must be at least 1, got {seq_len}")
+    config = checkpoint.config
     if seq_len != config.data.max_len:
         warnings.warn(f"seq_len {seq_len} differs from the training max_len {config.data.max_len}: forecasts "
                       f"will see histories of a length the model was not trained on", stacklevel=2)
     out_dir = make_output_dir(out_dir)
     for stale in (METADATA_FILE, PT2_FILE):  # until the new metadata is written the directory is incomplete
         (out_dir / stale).unlink(missing_ok=True)
-    model = model.eval()
+    model = checkpoint.build_model()
     network = LastStepNetwork(model).eval()
-    x, lengths = _parity_batch(seq_len, int(state["n_features"]))
+    x, lengths = _parity_batch(seq_len, checkpoint.n_features)
     program = trace_network(network, x[:2], lengths[:2])
     opset = save_onnx(program, out_dir / ONNX_FILE)
     files = [ONNX_FILE]
@@ -69,7 +67,7 @@ def export_trained_model(model: LSTMModel, config: TrainConfig, state: dict[str,
         save_pt2(program, out_dir / PT2_FILE)
         files.append(PT2_FILE)
     max_diff = _onnx_parity(out_dir / ONNX_FILE, model, x, lengths)
-    metadata = _metadata(config, state, seq_len, provenance, opset, max_diff,
+    metadata = _metadata(checkpoint, seq_len, provenance, opset, max_diff,
                          {name: sha256_file(out_dir / name) for name in files})
     write_text_atomic(out_dir / METADATA_FILE, metadata.to_json())
     return metadata
@@ -97,19 +95,17 @@ def _onnx_parity(path: Path, model: LSTMModel, x: torch.Tensor, lengths: torch.T
     return max_diff
 
 
-def _metadata(config: TrainConfig, state: dict[str, Any], seq_len: int, provenance: DataProvenance,
-              opset: int, max_diff: float, files: dict[str, str]) -> ExportMetadata:
-    data = config.data
-    scalers = state.get("scalers")
-    scalers_dict = json.loads(scalers) if isinstance(scalers, str) else dict(scalers or {})
+def _metadata(checkpoint: Checkpoint, seq_len: int, provenance: DataProvenance, opset: int, max_diff: float,
+              files: dict[str, str]) -> ExportMetadata:
+    data = checkpoint.config.data
     leads = [int(lead) for lead in data.lead_steps]
     return ExportMetadata(
-        seq_len=seq_len, feature_names=[str(name) for name in state.get("feature_names", [])],
+        seq_len=seq_len, feature_names=list(checkpoint.feature_names),
         dynamic_inputs=list(data.dynamic_inputs), static_inputs=list(data.static_inputs),
         target=data.target, lagged_target=bool(data.lagged_target),
-        mode=str(state["mode"]), leads=leads, min_len=int(data.min_len), scalers=scalers_dict,
+        mode=checkpoint.mode, leads=leads, min_len=int(data.min_len), scalers=checkpoint.scalers.to_dict(),
         grid_frequency=provenance.grid_frequency, grid_timezone=provenance.grid_timezone,
-        grid_day_boundary=provenance.grid_day_boundary, run_id=str(state.get("run_id") or ""),
+        grid_day_boundary=provenance.grid_day_boundary, run_id=checkpoint.run_id,
         dataset_checksum=provenance.dataset_checksum, hydroseq_version=__version__, opset=opset,
-        parity_max_abs_diff=max_diff, files=files, train_config=config.model_dump(mode="json"),
+        parity_max_abs_diff=max_diff, files=files, train_config=checkpoint.config.model_dump(mode="json"),
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from hydroseq.model import LSTMModel
+from hydroseq.model import LSTMModel, last_valid_step
 
 
 class LastStepNetwork(nn.Module):
@@ -29,8 +29,7 @@ class LastStepNetwork(nn.Module):
         output = self.model(x, lengths, path="padded")
         if self.model.mode == "sequence":
             return output
-        last = (lengths.to(output.device) - 1).view(-1, 1, 1).expand(-1, 1, output.shape[2])
-        return output.gather(1, last).squeeze(1)
+        return last_valid_step(output, lengths)
 
 
 def reference_prediction(model: LSTMModel, x: Tensor, lengths: Tensor) -> Tensor:
@@ -43,7 +42,7 @@ def reference_prediction(model: LSTMModel, x: Tensor, lengths: Tensor) -> Tensor
     with torch.no_grad():
         output = model(x[order], lengths[order], path="packed")
         if model.mode == "per_step":
-            output = output[torch.arange(len(order)), lengths[order] - 1]
+            output = last_valid_step(output, lengths[order])
     restored = torch.empty_like(output)
     restored[order] = output
     return restored

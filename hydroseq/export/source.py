@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import xarray as xr
 
@@ -11,7 +10,7 @@ from hydroseq.config import TrainConfig
 from hydroseq.errors import HydroseqError, InputDataError
 from hydroseq.export.exporter import DataProvenance, export_trained_model
 from hydroseq.export.metadata import ExportMetadata
-from hydroseq.training.checkpoint import load_checkpoint, model_from_checkpoint
+from hydroseq.training.checkpoint import Checkpoint
 from hydroseq.training.tracking import load_run_checkpoint
 
 
@@ -26,18 +25,17 @@ def export_from_source(run_or_checkpoint: str | Path, seq_len: int, out_dir: str
     if looks_like_file and not Path(run_or_checkpoint).is_file():
         raise InputDataError(run_or_checkpoint, "checkpoint file not found")
     if Path(run_or_checkpoint).is_file():
-        state = load_checkpoint(run_or_checkpoint)
+        checkpoint = Checkpoint.load(run_or_checkpoint)
         run_data_path = None
     else:
-        state, run_data_path = _load_run_checkpoint(str(run_or_checkpoint), tracking_uri)
-    model, config = model_from_checkpoint(state)
-    provenance = read_provenance(_data_path(config, data_path or run_data_path))
-    return export_trained_model(model, config, state, seq_len, out_dir, provenance)
+        checkpoint, run_data_path = _load_run_checkpoint(str(run_or_checkpoint), tracking_uri)
+    provenance = read_provenance(_data_path(checkpoint.config, data_path or run_data_path))
+    return export_trained_model(checkpoint, seq_len, out_dir, provenance)
 
 
-def _load_run_checkpoint(run_id: str, tracking_uri: str | None) -> tuple[dict[str, Any], str | None]:
-    state, run = load_run_checkpoint(run_id, tracking_uri)
-    return state, run.data.tags.get("data_path")
+def _load_run_checkpoint(run_id: str, tracking_uri: str | None) -> tuple[Checkpoint, str | None]:
+    checkpoint, run = load_run_checkpoint(run_id, tracking_uri)
+    return checkpoint, run.data.tags.get("data_path")
 
 
 def _data_path(config: TrainConfig, given: str | Path | None) -> Path:

@@ -20,7 +20,6 @@ from hydroseq.dataset.periods import local_day_of_year, period_mask
 from hydroseq.forecast.data_window import IngestedFile
 from hydroseq.forecast.result import ForecastResult
 
-BASELINES = ("persistence", "climatology")
 CHUNK_STEPS = 8784  # one leap year of hourly steps: the most of the target read at once per station
 
 

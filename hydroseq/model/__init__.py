@@ -5,11 +5,11 @@ from __future__ import annotations
 from hydroseq.config import DataConfig, ModelConfig
 from hydroseq.dataset.features import FeatureLayout
 from hydroseq.model.ensemble import EnsembleModel
-from hydroseq.model.lstm import LSTMModel, LSTMPath, Mode, PaddedLSTM
-from hydroseq.model.losses import masked_mse, nse_loss, sequence_mse, station_target_std
+from hydroseq.model.lstm import LSTMModel, LSTMPath, Mode, last_valid_step
+from hydroseq.model.losses import masked_mse, nse_loss, station_target_std
 
-__all__ = ["EnsembleModel", "LSTMModel", "LSTMPath", "Mode", "PaddedLSTM", "get_model", "masked_mse", "nse_loss",
-           "sequence_mse", "station_target_std"]
+__all__ = ["EnsembleModel", "LSTMModel", "LSTMPath", "Mode", "get_model", "last_valid_step", "masked_mse",
+           "nse_loss", "station_target_std"]
 
 
 def get_model(config: ModelConfig, n_features: int, n_outputs: int, mode: Mode,

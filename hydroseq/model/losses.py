@@ -44,11 +44,6 @@ def masked_mse(pred: Tensor, target: Tensor, mask: Tensor | None = None) -> Tens
     return _weighted_mean_se(pred, target, mask, None)
 
 
-def sequence_mse(pred: Tensor, target: Tensor, mask: Tensor | None = None) -> Tensor:
-    """Sequence-level MSE over ``[B, n_leads]`` predictions; NaN or masked targets are skipped."""
-    return _weighted_mean_se(pred, target, mask, None)
-
-
 def nse_loss(pred: Tensor, target: Tensor, mask: Tensor | None, station_std: Tensor,
              eps: float = NSE_EPS) -> Tensor:
     """NSE* loss (Kratzert et al. 2019, as in NeuralHydrology): squared errors weighted per sample.

@@ -9,7 +9,7 @@ Two exact ways to run a right-padded batch (``lengths`` sorted in descending ord
   packed ``hn[-1]``. (``hn[-1]`` of an unpacked padded run is the state after the padding: wrong.)
   torch 2.13's CPU backward through a PackedSequence grows with the square of the length
   (pytorch/pytorch#149194), so this is the CPU path; it is also the only one ``torch.onnx.export``
-  traces (:class:`PaddedLSTM`).
+  traces (the exporter's ``LastStepNetwork``, which reads :func:`last_valid_step`).
 
 Per-step mode applies the head to every position; outputs at padded positions are meaningless and
 must be masked by the loss (the padded path computes them, the packed path returns zeros there).
@@ -103,9 +103,14 @@ class LSTMModel(nn.Module):
     def _padded(self, x: Tensor, lengths: Tensor) -> Tensor:
         output, _ = self.lstm(x)
         if self.mode == "sequence":
-            last = (lengths.to(output.device) - 1).view(-1, 1, 1).expand(-1, 1, output.shape[2])
-            return self.head(self.dropout(output.gather(1, last).squeeze(1)))
+            return self.head(self.dropout(last_valid_step(output, lengths)))
         return self.head(self.dropout(output))
+
+
+def last_valid_step(output: Tensor, lengths: Tensor) -> Tensor:
+    """Each row's entry at position ``length - 1`` of a right-padded ``output [B, T, H]``: ``[B, H]``."""
+    last = (lengths.to(output.device) - 1).view(-1, 1, 1).expand(-1, 1, output.shape[2])
+    return output.gather(1, last).squeeze(1)
 
 
 def newest_observed_value(value: Tensor, flag: Tensor) -> Tensor:
@@ -123,19 +128,3 @@ def newest_observed_value(value: Tensor, flag: Tensor) -> Tensor:
         seen = seen | nn.functional.pad(seen, (span, 0))[:, :-span]
         span *= 2
     return carried
-
-
-class PaddedLSTM(nn.Module):
-    """A trained :class:`LSTMModel` whose ``forward(x, lengths)`` always takes the padded path.
-
-    This is what the exporter traces (``torch.onnx.export(..., dynamo=True)``): it has no
-    PackedSequence and no data-dependent Python control flow. It shares the wrapped model's weights.
-    """
-
-    def __init__(self, model: LSTMModel) -> None:
-        super().__init__()
-        self.model = model
-
-    def forward(self, x: Tensor, lengths: Tensor) -> Tensor:
-        """Same outputs as ``model(x, lengths, path="padded")``."""
-        return self.model(x, lengths, path="padded")

@@ -1,16 +1,17 @@
 """Training checkpoints: everything needed to resume bit-exactly, or to rebuild the model elsewhere.
 
-A checkpoint is one ``torch.save`` file (written atomically) holding only tensors, numbers, strings,
-lists and dicts, so it loads with ``torch.load(weights_only=True)``. Keys (see docs/training.md):
+A :class:`Checkpoint` is one ``torch.save`` file (written atomically) holding only tensors, numbers,
+strings, lists and dicts, so it loads with ``torch.load(weights_only=True)``. This module is the only
+one that knows its keys (see docs/training.md):
 
 ``format_version``, ``model_state``, ``optimizer_state``, ``scheduler_state``, ``epoch`` (epochs
 completed), ``early_stopping`` (best validation median NSE, its epoch, epochs without improvement),
 ``rng`` (torch, CUDA, numpy and Python generator states at the end of the epoch), ``config`` (the
 resolved train config as a JSON-able dict), ``feature_names``, ``n_features``, ``n_outputs``,
-``mode``, ``scalers`` (the fitted scalers' JSON text), ``history`` (per-epoch metrics), ``run_id``.
-An ensemble's checkpoint (``training.ensemble > 1``) also holds ``member_states`` (every member's
-weights, first member first) and ``member_run_ids``; :func:`model_from_checkpoint` then rebuilds
-an :class:`~hydroseq.model.EnsembleModel`.
+``mode``, ``scalers`` (the fitted scalers' JSON text), ``history`` (per-epoch metrics), ``run_id``,
+``rng_by_rank``. An ensemble's checkpoint (``training.ensemble > 1``) also holds ``member_states``
+(every member's weights, first member first) and ``member_run_ids``; :meth:`Checkpoint.build_model`
+then rebuilds an :class:`~hydroseq.model.EnsembleModel`.
 
 An epoch is committed by :func:`commit_epoch`; :func:`repair_best_checkpoint` finishes, at resume,
 the part of a commit that a killed process left undone.
@@ -18,9 +19,11 @@ the part of a commit that a killed process left undone.
 
 from __future__ import annotations
 
+import json
 import random
 import shutil
 from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,14 +31,144 @@ import numpy as np
 import torch
 
 from hydroseq.config import TrainConfig, validate_config
+from hydroseq.dataset import Scalers
 from hydroseq.errors import InputDataError
 from hydroseq.fileio import atomic_path
-from hydroseq.model import EnsembleModel, LSTMModel, get_model
+from hydroseq.model import EnsembleModel, LSTMModel, Mode, get_model
+from hydroseq.training.runtime import EarlyStopping
 
 CHECKPOINT_FORMAT_VERSION = 1
 LAST_CHECKPOINT = "last.pt"
 BEST_CHECKPOINT = "best.pt"
-REQUIRED_KEYS = ("format_version", "model_state", "config", "n_features", "n_outputs", "mode")
+REQUIRED_KEYS = ("format_version", "model_state", "optimizer_state", "scheduler_state", "epoch", "early_stopping",
+                 "rng", "config", "feature_names", "n_outputs", "scalers", "history", "run_id", "rng_by_rank")
+
+
+@dataclass
+class Checkpoint:
+    """A trained model, what rebuilds and exports it, and the training state that resumes its run.
+
+    Attributes
+    ----------
+    model_state
+        The model's weights (``state_dict``; an ensemble's first member).
+    config
+        The resolved train config of the run.
+    feature_names
+        The model's inputs in order (:class:`~hydroseq.dataset.FeatureLayout`).
+    n_outputs
+        Outputs per sequence (sequence mode) or per step (per-step mode): one per lead.
+    scalers
+        The scalers fitted on the training data.
+    run_id
+        The MLflow run (an ensemble's parent run).
+    epoch
+        Epochs completed.
+    optimizer_state, scheduler_state
+        ``state_dict`` of the optimizer and the learning-rate scheduler.
+    early_stopping
+        The early-stopping record after ``epoch`` epochs.
+    rng, rng_by_rank
+        Generator states (:func:`rng_states`) at the end of the epoch: rank 0's, and every DDP rank's.
+    history
+        Per-epoch metrics, one row per epoch.
+    member_states, member_run_ids
+        An ensemble's members: weights and run ids, first member first (empty for one model).
+    """
+
+    model_state: dict[str, torch.Tensor]
+    config: TrainConfig
+    feature_names: list[str]
+    n_outputs: int
+    scalers: Scalers
+    run_id: str
+    epoch: int = 0
+    optimizer_state: dict[str, Any] = field(default_factory=dict)
+    scheduler_state: dict[str, Any] = field(default_factory=dict)
+    early_stopping: EarlyStopping = field(default_factory=lambda: EarlyStopping(None))
+    rng: dict[str, Any] = field(default_factory=dict)
+    rng_by_rank: list[dict[str, Any]] = field(default_factory=list)
+    history: list[dict[str, float]] = field(default_factory=list)
+    member_states: list[dict[str, torch.Tensor]] = field(default_factory=list)
+    member_run_ids: list[str] = field(default_factory=list)
+
+    @property
+    def n_features(self) -> int:
+        """Inputs per step."""
+        return len(self.feature_names)
+
+    @property
+    def mode(self) -> Mode:
+        """``per_step`` or ``sequence`` (the data config's)."""
+        return self.config.data.mode
+
+    def build_model(self) -> LSTMModel | EnsembleModel:
+        """The trained model (padded path), in eval mode on the CPU; an ensemble's is the member mean."""
+        members = []
+        for weights in self.member_states or [self.model_state]:
+            member = get_model(self.config.model, self.n_features, self.n_outputs, self.mode, data=self.config.data)
+            member.load_state_dict(weights)
+            members.append(member)
+        model = members[0] if len(members) == 1 else EnsembleModel(members)
+        return model.eval()
+
+    def save(self, path: str | Path) -> Path:
+        """Write this checkpoint to ``path`` atomically; returns ``path``."""
+        state = {
+            "format_version": CHECKPOINT_FORMAT_VERSION, "model_state": self.model_state,
+            "optimizer_state": self.optimizer_state, "scheduler_state": self.scheduler_state, "epoch": self.epoch,
+            "early_stopping": asdict(self.early_stopping), "rng": self.rng,
+            "config": self.config.model_dump(mode="json"), "feature_names": list(self.feature_names),
+            "n_features": self.n_features, "n_outputs": self.n_outputs, "mode": self.mode,
+            "scalers": json.dumps(self.scalers.to_dict()), "history": self.history, "run_id": self.run_id,
+            "rng_by_rank": self.rng_by_rank,
+        }
+        if self.member_states:
+            state.update(member_states=self.member_states, member_run_ids=self.member_run_ids)
+        path = Path(path)
+        with atomic_path(path) as tmp:
+            torch.save(state, tmp)
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> Checkpoint:
+        """Read a checkpoint written by :meth:`save` onto the CPU (safely: ``weights_only=True``).
+
+        Raises
+        ------
+        InputDataError
+            If the file is missing, unreadable, or not a hydroseq checkpoint.
+        ConfigError
+            If its train config is not valid for this hydroseq.
+        """
+        try:
+            state = torch.load(path, map_location="cpu", weights_only=True)
+        except FileNotFoundError:
+            raise InputDataError(path, "checkpoint not found") from None
+        except Exception as error:  # torch raises many types for a corrupt or foreign file
+            raise InputDataError(path, f"not a readable checkpoint ({type(error).__name__}: {error})") from None
+        missing = [key for key in REQUIRED_KEYS if key not in state] if isinstance(state, dict) else list(REQUIRED_KEYS)
+        if missing:
+            raise InputDataError(path, f"not a hydroseq checkpoint: missing {', '.join(missing)}")
+        if state["format_version"] > CHECKPOINT_FORMAT_VERSION:
+            raise InputDataError(path, f"checkpoint format {state['format_version']} is newer than this hydroseq "
+                                       f"understands ({CHECKPOINT_FORMAT_VERSION})")
+        try:
+            scalers = Scalers.from_dict(json.loads(state["scalers"]))
+        except (ValueError, KeyError, TypeError, AttributeError) as error:
+            raise InputDataError(path, f"not a hydroseq checkpoint: unreadable scalers ({error!r})") from None
+        stopping = state["early_stopping"]
+        return cls(
+            model_state=state["model_state"],
+            config=validate_config(state["config"], TrainConfig, source="checkpoint config"),
+            feature_names=[str(name) for name in state["feature_names"]], n_outputs=int(state["n_outputs"]),
+            scalers=scalers, run_id=str(state["run_id"]), epoch=int(state["epoch"]),
+            optimizer_state=state["optimizer_state"], scheduler_state=state["scheduler_state"],
+            early_stopping=EarlyStopping(stopping["patience"], float(stopping["best_nse"]), int(stopping["best_epoch"]),
+                                         int(stopping["epochs_without_improvement"])),
+            rng=state["rng"], rng_by_rank=state["rng_by_rank"], history=state["history"],
+            member_states=state.get("member_states", []), member_run_ids=state.get("member_run_ids", []),
+        )
 
 
 def rng_states() -> dict[str, Any]:
@@ -67,15 +200,7 @@ def _to_lists(value: Any) -> Any:
     return [_to_lists(item) for item in value] if isinstance(value, tuple) else value
 
 
-def save_checkpoint(path: str | Path, state: dict[str, Any]) -> Path:
-    """Write ``state`` (the keys listed in the module docstring) to ``path`` atomically."""
-    path = Path(path)
-    with atomic_path(path) as tmp:
-        torch.save({"format_version": CHECKPOINT_FORMAT_VERSION, **state}, tmp)
-    return path
-
-
-def commit_epoch(out_dir: Path, checkpoint: dict[str, Any], improved: bool,
+def commit_epoch(out_dir: Path, checkpoint: Checkpoint, improved: bool,
                  log_metrics: Callable[[list[dict[str, float]]], None]) -> None:
     """Commit a finished epoch: the atomic rename of ``last.pt`` is its one commit point.
 
@@ -85,13 +210,13 @@ def commit_epoch(out_dir: Path, checkpoint: dict[str, Any], improved: bool,
     run already holds). A kill before the rename leaves the previous epoch committed, and the resumed
     run trains this epoch again bit-exactly; nothing of it has reached ``best.pt`` or MLflow.
     """
-    save_checkpoint(out_dir / LAST_CHECKPOINT, checkpoint)
+    checkpoint.save(out_dir / LAST_CHECKPOINT)
     if improved:
-        save_checkpoint(out_dir / BEST_CHECKPOINT, checkpoint)
-    log_metrics(checkpoint["history"][-1:])
+        checkpoint.save(out_dir / BEST_CHECKPOINT)
+    log_metrics(checkpoint.history[-1:])
 
 
-def repair_best_checkpoint(out_dir: Path, last: dict[str, Any]) -> None:
+def repair_best_checkpoint(out_dir: Path, last: Checkpoint) -> None:
     """Make ``best.pt`` hold the best epoch that ``last`` (the loaded ``last.pt``) records.
 
     When the last committed epoch was the best one, ``best.pt`` is the same checkpoint as ``last.pt``;
@@ -103,64 +228,25 @@ def repair_best_checkpoint(out_dir: Path, last: dict[str, Any]) -> None:
     InputDataError
         If ``best.pt`` does not hold the earlier best epoch ``last.pt`` records (it was replaced or removed).
     """
-    best_epoch = int(last["early_stopping"]["best_epoch"])
+    best_epoch = last.early_stopping.best_epoch
     if best_epoch < 0:  # no epoch had a finite validation NSE yet
         return
     best_path = out_dir / BEST_CHECKPOINT
-    if _holds_epoch(best_path, best_epoch + 1, last["run_id"]):
+    if _holds_epoch(best_path, best_epoch + 1, last.run_id):
         return
-    if best_epoch + 1 == last["epoch"]:
+    if best_epoch + 1 == last.epoch:
         with atomic_path(best_path) as tmp:
             shutil.copyfile(out_dir / LAST_CHECKPOINT, tmp)
         return
     raise InputDataError(best_path, f"does not hold epoch {best_epoch}, the best epoch that "
-                                    f"{LAST_CHECKPOINT} of run {last['run_id']} records; restore it or train afresh")
+                                    f"{LAST_CHECKPOINT} of run {last.run_id} records; restore it or train afresh")
 
 
 def _holds_epoch(path: Path, epochs_completed: int, run_id: str) -> bool:
     if not path.is_file():
         return False
     try:
-        state = load_checkpoint(path)
+        checkpoint = Checkpoint.load(path)
     except InputDataError:
         return False
-    return state.get("epoch") == epochs_completed and state.get("run_id") == run_id
-
-
-def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") -> dict[str, Any]:
-    """Read a checkpoint written by :func:`save_checkpoint` (safely: ``weights_only=True``).
-
-    Raises
-    ------
-    InputDataError
-        If the file is missing, unreadable, or not a hydroseq checkpoint.
-    """
-    try:
-        state = torch.load(path, map_location=map_location, weights_only=True)
-    except FileNotFoundError:
-        raise InputDataError(path, "checkpoint not found") from None
-    except Exception as error:  # torch raises many types for a corrupt or foreign file
-        raise InputDataError(path, f"not a readable checkpoint ({type(error).__name__}: {error})") from None
-    missing = [key for key in REQUIRED_KEYS if key not in state] if isinstance(state, dict) else list(REQUIRED_KEYS)
-    if missing:
-        raise InputDataError(path, f"not a hydroseq checkpoint: missing {', '.join(missing)}")
-    if state["format_version"] > CHECKPOINT_FORMAT_VERSION:
-        raise InputDataError(path, f"checkpoint format {state['format_version']} is newer than this hydroseq "
-                                   f"understands ({CHECKPOINT_FORMAT_VERSION})")
-    return state
-
-
-def model_from_checkpoint(state: dict[str, Any], lstm_path: str = "padded") -> tuple[LSTMModel, TrainConfig]:
-    """Rebuild the trained model (in eval mode, on the CPU) and its config from a loaded checkpoint.
-
-    An ensemble checkpoint gives an :class:`~hydroseq.model.EnsembleModel` (the member mean).
-    """
-    config = validate_config(state["config"], TrainConfig, source="checkpoint config")
-    members = []
-    for weights in state.get("member_states") or [state["model_state"]]:
-        member = get_model(config.model, state["n_features"], state["n_outputs"], state["mode"], lstm_path=lstm_path,
-                           data=config.data)
-        member.load_state_dict(weights)
-        members.append(member)
-    model = members[0] if len(members) == 1 else EnsembleModel(members)
-    return model.eval(), config
+    return checkpoint.epoch == epochs_completed and checkpoint.run_id == run_id

@@ -21,7 +21,7 @@ import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import torch
 import torch.distributed as dist
@@ -30,6 +30,9 @@ from torch.nn.parallel import DistributedDataParallel
 from hydroseq.config import TrainingConfig
 from hydroseq.errors import ConfigError, HydroseqError
 from hydroseq.training.runtime import available_cores, resolve_device
+
+if TYPE_CHECKING:
+    from hydroseq.training.checkpoint import Checkpoint
 
 T = TypeVar("T")
 LAUNCHER_VARIABLES = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")
@@ -108,13 +111,13 @@ class DistributedContext:
         if self.owns_group:
             teardown()
 
-    def own_rng_state(self, checkpoint: dict[str, Any]) -> dict[str, Any]:
+    def own_rng_state(self, checkpoint: Checkpoint) -> dict[str, Any]:
         """This rank's generator states from a checkpoint: its entry of ``rng_by_rank`` when the
         checkpoint was written by a job of the same size, else rank 0's ``rng``."""
-        by_rank = checkpoint.get("rng_by_rank")
+        by_rank = checkpoint.rng_by_rank
         if by_rank and len(by_rank) == self.world_size:
             return by_rank[self.rank]
-        return checkpoint["rng"]
+        return checkpoint.rng
 
 
 def launched_by_torchrun() -> bool:

@@ -11,12 +11,12 @@ run id like any other. ``--resume`` skips the members recorded as finished in
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import mlflow
 
 from hydroseq.config import TrainConfig
-from hydroseq.dataset import Scalers
 from hydroseq.fileio import write_text_atomic
 from hydroseq.training import checkpoint as ckpt
 from hydroseq.training import tracking
@@ -64,17 +64,16 @@ def train_ensemble(config: TrainConfig, data_path: str | Path | None, resume: bo
         finished[str(member)] = {"run_id": result.run_id, "best_epoch": result.best_epoch,
                                  "best_val_median_nse": result.best_val_median_nse}
         write_text_atomic(record_path, json.dumps({"parent_run_id": parent, "members": finished}, indent=2))
-    states = [ckpt.load_checkpoint(member_config(config, m).training.output_dir / "best.pt")
-              for m in range(config.training.ensemble)]
-    scalers = [Scalers.from_dict(json.loads(state["scalers"])).to_dict() for state in states]
-    if any(s != scalers[0] for s in scalers[1:]):
+    members = [ckpt.Checkpoint.load(member_config(config, m).training.output_dir / ckpt.BEST_CHECKPOINT)
+               for m in range(config.training.ensemble)]
+    if any(member.scalers.to_dict() != members[0].scalers.to_dict() for member in members[1:]):
         raise RuntimeError("ensemble members were trained with different scalers")
-    combined = {**states[0], "config": config.model_dump(mode="json"), "run_id": parent,
-                "member_states": [state["model_state"] for state in states],
-                "member_run_ids": [finished[str(m)]["run_id"] for m in range(config.training.ensemble)]}
-    ckpt.save_checkpoint(out_dir / "best.pt", combined)
+    combined = replace(members[0], config=config, run_id=parent,
+                       member_states=[member.model_state for member in members],
+                       member_run_ids=[finished[str(m)]["run_id"] for m in range(config.training.ensemble)])
+    combined.save(out_dir / ckpt.BEST_CHECKPOINT)
     with tracking.use_tracking_uri(uri), mlflow.start_run(run_id=parent):
-        mlflow.set_tags({"ensemble_members": json.dumps(combined["member_run_ids"])})
+        mlflow.set_tags({"ensemble_members": json.dumps(combined.member_run_ids)})
         for member, info in finished.items():
             mlflow.log_metric("member_best_val_median_nse", info["best_val_median_nse"], step=int(member))
         finish_run(config, data, out_dir, resolve_device(config.training.device))

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import mlflow
 
 from hydroseq.config import TrackingConfig
-from hydroseq.dataset import Scalers, load_station_data
+from hydroseq.dataset import load_station_data
 from hydroseq.errors import ConfigError
-from hydroseq.training import checkpoint as ckpt
 from hydroseq.training.report import SplitReport, print_report, report_split
 from hydroseq.training.runtime import resolve_device, set_threads
 from hydroseq.training.tracking import load_run_checkpoint, resolve_tracking_uri, use_tracking_uri
@@ -33,17 +31,16 @@ def evaluate(run_id: str, period: str = "test", tracking_uri: str | None = None,
     if period not in ("train", "validation", "test"):
         raise ConfigError(f"period must be train, validation or test, not {period!r}")
     uri = resolve_tracking_uri(TrackingConfig(), tracking_uri)
-    state, run = load_run_checkpoint(run_id, uri)
-    model, config = ckpt.model_from_checkpoint(state)
+    checkpoint, run = load_run_checkpoint(run_id, uri)
+    model, config = checkpoint.build_model(), checkpoint.config
     path = Path(data_path or run.data.tags.get("data_path", ""))
     station_data = load_station_data(path, config.data)
     if station_data.checksum != run.data.tags.get("dataset_checksum"):
         print(f"warning: {path} is not the dataset this run was trained on (checksum differs)")
     set_threads(config.training)
     device = resolve_device(config.training.device)
-    scalers = Scalers.from_dict(json.loads(state["scalers"]))
     out_dir = Path(config.training.output_dir) / "evaluation"
-    report = report_split(model.to(device), station_data, scalers, config, period, device, out_dir)
+    report = report_split(model.to(device), station_data, checkpoint.scalers, config, period, device, out_dir)
     print_report(report, period)
     with use_tracking_uri(uri), mlflow.start_run(run_id=run_id):
         mlflow.log_metrics(report.summary)

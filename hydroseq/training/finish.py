@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import mlflow
@@ -53,10 +52,10 @@ def start_run(config: TrainConfig, data: TrainingData, tracking_uri: str, out_di
     params["data.resolved_path"] = str(data.path.resolve())
     store.retry_locked(tracking_uri, config.tracking, lambda: client.log_batch(
         run_id, params=[Param(key, value) for key, value in params.items()]))
-    files = {"config.yaml": dump_config(config), "scalers.json": json.dumps(data.scalers.to_dict(), indent=2),
-             "ingest_report.yaml": tracking.ingest_report(data.path)}
-    for name, text in files.items():
-        write_text_atomic(out_dir / name, text)
+    write_text_atomic(out_dir / "config.yaml", dump_config(config))
+    data.scalers.to_json(out_dir / "scalers.json")
+    write_text_atomic(out_dir / "ingest_report.yaml", tracking.ingest_report(data.path))
+    for name in ("config.yaml", "scalers.json", "ingest_report.yaml"):
         client.log_artifact(run_id, str(out_dir / name))
     for report in sorted(data.path.parent.glob(f"{data.path.stem}.re*.*")):  # the ingest's report and records plot
         client.log_artifact(run_id, str(report), "ingest")
@@ -70,7 +69,7 @@ def finish_run(config: TrainConfig, data: TrainingData, out_dir: Path, device: t
     twice and no second model.
     """
     best_path = out_dir / "best.pt" if (out_dir / "best.pt").exists() else out_dir / "last.pt"
-    model, _ = ckpt.model_from_checkpoint(ckpt.load_checkpoint(best_path))
+    model = ckpt.Checkpoint.load(best_path).build_model()
     model.to(device)
     report = report_split(model, data.station_data, data.scalers, config, "validation", device, out_dir,
                           late_gauge=False)

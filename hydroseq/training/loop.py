@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import mlflow
@@ -22,7 +21,6 @@ from tqdm.auto import tqdm
 
 from hydroseq.batching import make_loader
 from hydroseq.config import TrainConfig
-from hydroseq.dataset import Scalers
 from hydroseq.fileio import make_output_dir
 from hydroseq.model import get_model, masked_mse, nse_loss
 from hydroseq.training import checkpoint as ckpt
@@ -71,9 +69,8 @@ def train(config: TrainConfig, data_path: str | Path | None = None, resume: bool
     ddp = distributed.setup(cfg)  # under torchrun: process group, this rank's device and share of the cores
     device = ddp.device
     out_dir = make_output_dir(cfg.output_dir)
-    state = ckpt.load_checkpoint(out_dir / "last.pt") if resume else None
-    scalers = Scalers.from_dict(json.loads(state["scalers"])) if state else None
-    data = load_training_data(config, data_path, scalers)
+    last = ckpt.Checkpoint.load(out_dir / ckpt.LAST_CHECKPOINT) if resume else None
+    data = load_training_data(config, data_path, last.scalers if last else None)
     torch.manual_seed(cfg.seed)
     model = get_model(config.model, len(data.feature_names), data.n_outputs, config.data.mode,
                       lstm_path=resolve_lstm_path(cfg, device), data=config.data).to(device)
@@ -83,24 +80,24 @@ def train(config: TrainConfig, data_path: str | Path | None = None, resume: bool
     loader = make_loader(data.train_set, config.batching, shuffle=True, seed=cfg.seed,
                          num_replicas=ddp.world_size, rank=ddp.rank)
     history: list[dict[str, float]] = []
-    if state:
-        model.load_state_dict(state["model_state"])
-        optimizer.load_state_dict(state["optimizer_state"])
-        scheduler.load_state_dict(state["scheduler_state"])
+    if last:
+        model.load_state_dict(last.model_state)
+        optimizer.load_state_dict(last.optimizer_state)
+        scheduler.load_state_dict(last.scheduler_state)
         for group, base_lr in zip(optimizer.param_groups, scheduler.base_lrs):  # this config's schedule
-            group["lr"] = base_lr * lr_factor(cfg)(state["epoch"])
-        stopper.load_state_dict(state["early_stopping"])
-        history = list(state["history"])
-        ckpt.restore_rng_states(ddp.own_rng_state(state))
+            group["lr"] = base_lr * lr_factor(cfg)(last.epoch)
+        stopper = replace(last.early_stopping, patience=cfg.patience)
+        history = list(last.history)
+        ckpt.restore_rng_states(ddp.own_rng_state(last))
     trained = ddp.wrap(model)  # DDP averages gradients over ranks; `model` stays the plain module
     uri = tracking.resolve_tracking_uri(config.tracking, tracking_uri)
-    run_id = ddp.from_main(lambda: start_run(config, data, uri, out_dir, run_id=state["run_id"] if state else None,
+    run_id = ddp.from_main(lambda: start_run(config, data, uri, out_dir, run_id=last.run_id if last else None,
                                              parent_run_id=parent_run_id))
     log_new_metrics = functools.partial(store.log_new_metrics, uri, run_id, config.tracking)
-    if state and ddp.is_main:  # finish the commit of the last epoch if a kill interrupted it
-        ckpt.repair_best_checkpoint(out_dir, state)
+    if last and ddp.is_main:  # finish the commit of the last epoch if a kill interrupted it
+        ckpt.repair_best_checkpoint(out_dir, last)
         log_new_metrics(history)
-    first_epoch = state["epoch"] if state else 0
+    first_epoch = last.epoch if last else 0
     if stopper.should_stop:  # killed after committing the epoch that stopped early: nothing left to train
         first_epoch = cfg.epochs
     with tracking.use_tracking_uri(uri), (mlflow.start_run(run_id=run_id) if ddp.is_main else contextlib.nullcontext()):
@@ -115,15 +112,11 @@ def train(config: TrainConfig, data_path: str | Path | None = None, resume: bool
             print(f"epoch {epoch}: train loss {metrics['train_loss']:.4f}, val median NSE "
                   f"{metrics['val_median_nse']:.3f}, {metrics['valid_timesteps_per_s']:,.0f} valid steps/s, "
                   f"{metrics['epoch_seconds']:.0f} s", flush=True)
-            checkpoint = {
-                "model_state": model.state_dict(), "optimizer_state": optimizer.state_dict(),
-                "scheduler_state": scheduler.state_dict(), "epoch": epoch + 1,
-                "early_stopping": stopper.state_dict(), "rng": ckpt.rng_states(),
-                "config": config.model_dump(mode="json"), "feature_names": data.feature_names,
-                "n_features": len(data.feature_names), "n_outputs": data.n_outputs, "mode": config.data.mode,
-                "scalers": json.dumps(data.scalers.to_dict()), "history": history, "run_id": run_id,
-                "rng_by_rank": ddp.all_gather(ckpt.rng_states()),
-            }
+            checkpoint = ckpt.Checkpoint(
+                model.state_dict(), config, data.feature_names, data.n_outputs, data.scalers, run_id,
+                epoch=epoch + 1, optimizer_state=optimizer.state_dict(), scheduler_state=scheduler.state_dict(),
+                early_stopping=replace(stopper), rng=ckpt.rng_states(), rng_by_rank=ddp.all_gather(ckpt.rng_states()),
+                history=list(history))
             if ddp.is_main:
                 ckpt.commit_epoch(out_dir, checkpoint, improved, log_new_metrics)
             if stopper.should_stop:

@@ -21,7 +21,6 @@ from hydroseq.training.plots import pick_stations, plot_hydrographs
 from hydroseq.training.predict import ALWAYS_HIDDEN, SplitPrediction, eval_batch_size, predict_split
 from hydroseq.training.scoring import score_stations, summarise
 
-FORECASTS = ("model", "persistence", "climatology")
 # Late-gauge scenarios scored for models that read the observed target: hidden for the last k steps.
 HIDDEN_SCENARIOS = (1, 7, ALWAYS_HIDDEN)
 

@@ -7,7 +7,7 @@ import os
 import resource
 import sys
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import torch
 
@@ -83,16 +83,6 @@ class EarlyStopping:
     def should_stop(self) -> bool:
         """True when ``patience`` epochs in a row brought no improvement."""
         return self.patience is not None and self.epochs_without_improvement >= self.patience
-
-    def state_dict(self) -> dict[str, float | int | None]:
-        """Plain values for the checkpoint."""
-        return asdict(self)
-
-    def load_state_dict(self, state: dict[str, float | int | None]) -> None:
-        """Restore from :meth:`state_dict` (the patience comes from the current config)."""
-        self.best_nse = float(state["best_nse"])
-        self.best_epoch = int(state["best_epoch"])
-        self.epochs_without_improvement = int(state["epochs_without_improvement"])
 
 
 def peak_memory_mb(device: torch.device) -> float:

@@ -24,7 +24,7 @@ from mlflow.exceptions import MlflowException  # noqa: E402
 from hydroseq.config import TrackingConfig  # noqa: E402
 from hydroseq.errors import HydroseqError  # noqa: E402
 from hydroseq.training import store  # noqa: E402
-from hydroseq.training.checkpoint import load_checkpoint  # noqa: E402
+from hydroseq.training.checkpoint import Checkpoint  # noqa: E402
 
 MAX_PARAM_LENGTH = 6000  # MLflow's limit on a param value
 BEST_CHECKPOINT_ARTIFACT = "checkpoints"  # artifact folder holding a run's best checkpoint
@@ -136,7 +136,7 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def load_run_checkpoint(run_id: str, tracking_uri: str | None = None) -> tuple[dict[str, Any], Any]:
+def load_run_checkpoint(run_id: str, tracking_uri: str | None = None) -> tuple[Checkpoint, Any]:
     """The best checkpoint of a tracked run, and the MLflow run (for its tags).
 
     ``tracking_uri`` defaults to ``MLFLOW_TRACKING_URI``, else the default local store.
@@ -160,6 +160,5 @@ def load_run_checkpoint(run_id: str, tracking_uri: str | None = None) -> tuple[d
         found = sorted(local.glob("*.pt"))
         if not found:
             raise HydroseqError(f"run {run_id} has no '{BEST_CHECKPOINT_ARTIFACT}/' artifact: did its training finish?")
-        state = load_checkpoint(found[0])
-    state.setdefault("run_id", run_id)
-    return state, run
+        checkpoint = Checkpoint.load(found[0])
+    return checkpoint, run

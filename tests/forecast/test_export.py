@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 import sys
@@ -18,18 +17,18 @@ from hydroseq.dataset import Scalers
 from hydroseq.errors import HydroseqError, InputDataError
 from hydroseq.export import METADATA_FILE, ONNX_FILE, PT2_FILE, ExportedModel, ExportMetadata, export_model
 from hydroseq.fileio import sha256_file
-from hydroseq.training.checkpoint import load_checkpoint
+from hydroseq.training.checkpoint import Checkpoint
 
 SEQ_LEN = 30
 
 
 def test_metadata_describes_the_run(exported: Path, trained, ingested: Path) -> None:
     metadata = ExportMetadata.read(exported)
-    state = load_checkpoint(trained.output_dir / "best.pt")
+    checkpoint = Checkpoint.load(trained.output_dir / "best.pt")
     assert metadata.seq_len == SEQ_LEN
-    assert metadata.feature_names == state["feature_names"]
+    assert metadata.feature_names == checkpoint.feature_names
     assert metadata.run_id == trained.run_id
-    assert Scalers.from_dict(metadata.scalers).to_dict() == json.loads(state["scalers"])
+    assert Scalers.from_dict(metadata.scalers).to_dict() == checkpoint.scalers.to_dict()
     assert metadata.mode == "per_step" and metadata.leads == [0]
     with xr.open_dataset(ingested) as ds:
         assert metadata.dataset_checksum == ds.attrs["dataset_checksum"]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import json
 from pathlib import Path
 
 import numpy as np
@@ -39,6 +38,7 @@ def forecast_model(trained, ingested: Path, tmp_path_factory) -> Path:
     from hydroseq.export.exporter import export_trained_model
     from hydroseq.export.source import read_provenance
     from hydroseq.model import get_model
+    from hydroseq.training.checkpoint import Checkpoint
 
     config = trained.config.model_copy(deep=True)
     config.data = config.data.model_copy(update={"leads": [1, 2, 3], "lagged_target": True})
@@ -47,10 +47,9 @@ def forecast_model(trained, ingested: Path, tmp_path_factory) -> Path:
              *config.data.static_inputs]
     torch.manual_seed(5)
     model = get_model(config.model, len(names), 3, "per_step").eval()
-    state = {"n_features": len(names), "n_outputs": 3, "mode": "per_step", "feature_names": names,
-             "scalers": json.dumps(scalers.to_dict()), "run_id": "untrained"}
+    untrained = Checkpoint(model.state_dict(), config, names, 3, scalers, "untrained")
     out = tmp_path_factory.mktemp("forecast_model") / "model"
-    export_trained_model(model, config, state, config.data.max_len, out, read_provenance(ingested), pt2=False)
+    export_trained_model(untrained, config.data.max_len, out, read_provenance(ingested), pt2=False)
     return out
 
 

@@ -9,7 +9,6 @@ within 1e-5.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -28,7 +27,7 @@ from hydroseq.forecast.data_window import IngestedFile
 from hydroseq.dataset import build_features
 from hydroseq.forecast.features import gather_windows, history_lengths
 from hydroseq.model import get_model
-from hydroseq.training.checkpoint import load_checkpoint, model_from_checkpoint
+from hydroseq.training.checkpoint import Checkpoint
 
 ISSUE_LABEL = "2014-06-01T08:00"  # inside the test period, with observed flow at every lead
 SHORT = {"01052500": 1, "02011460": 4, "03144000": 9, "05057200": 17, "08066300": 29}  # valid steps at T
@@ -91,9 +90,8 @@ def _check_parity(model, config, scalers, model_dir: Path, path: Path, end: int)
 
 
 def test_trained_model_parity_on_every_station(trained, exported: Path, short_histories: Path, grid_index) -> None:
-    state = load_checkpoint(trained.output_dir / "best.pt")
-    model, config = model_from_checkpoint(state)
-    scalers = Scalers.from_dict(json.loads(state["scalers"]))
+    checkpoint = Checkpoint.load(trained.output_dir / "best.pt")
+    model, config, scalers = checkpoint.build_model(), checkpoint.config, checkpoint.scalers
     _check_parity(model, config, scalers, exported, short_histories, grid_index(short_histories, ISSUE_LABEL))
 
 
@@ -108,10 +106,9 @@ def test_sequence_model_with_lagged_target_parity(trained, short_histories: Path
     names = [*config.data.dynamic_inputs, "streamflow_lagged", *config.data.static_inputs]
     torch.manual_seed(layers)
     model = get_model(config.model, len(names), 2, "sequence").eval()
-    state = {"n_features": len(names), "n_outputs": 2, "mode": "sequence", "feature_names": names,
-             "scalers": json.dumps(scalers.to_dict()), "run_id": "untrained"}
+    untrained = Checkpoint(model.state_dict(), config, names, 2, scalers, "untrained")
     provenance: DataProvenance = read_provenance(short_histories)
-    export_trained_model(model, config, state, config.data.max_len, tmp_path / "model", provenance, pt2=False)
+    export_trained_model(untrained, config.data.max_len, tmp_path / "model", provenance, pt2=False)
     _check_parity(model, config, scalers, tmp_path / "model", short_histories, grid_index(short_histories, ISSUE_LABEL))
 
 
@@ -135,10 +132,8 @@ def test_per_step_forecast_model_parity_with_late_gauges(trained, short_historie
     torch.manual_seed(3)
     model = get_model(config.model, len(names), 3, "per_step", data=config.data).eval()
     assert model.skip_columns == (3, 4)
-    state = {"n_features": len(names), "n_outputs": 3, "mode": "per_step", "feature_names": names,
-             "scalers": json.dumps(scalers.to_dict()), "run_id": "untrained"}
-    export_trained_model(model, config, state, config.data.max_len, tmp_path / "model", read_provenance(path),
-                         pt2=False)
+    untrained = Checkpoint(model.state_dict(), config, names, 3, scalers, "untrained")
+    export_trained_model(untrained, config.data.max_len, tmp_path / "model", read_provenance(path), pt2=False)
     assert ExportMetadata.read(tmp_path / "model").leads == [1, 2, 3]
     _check_parity(model, config, scalers, tmp_path / "model", path, end)
 
@@ -161,7 +156,7 @@ def test_per_step_forecast_model_parity_with_late_gauges(trained, short_historie
 
 
 def test_reference_prediction_is_order_independent(trained) -> None:
-    model, _ = model_from_checkpoint(load_checkpoint(trained.output_dir / "best.pt"))
+    model = Checkpoint.load(trained.output_dir / "best.pt").build_model()
     x = torch.randn(6, 10, model.lstm.input_size)
     lengths = torch.tensor([3, 10, 1, 7, 10, 2])
     forward = reference_prediction(model, x, lengths)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from hydroseq.model.losses import masked_mse, nse_loss, sequence_mse, station_target_std
+from hydroseq.model.losses import masked_mse, nse_loss, station_target_std
 
 
 def test_masked_mse_divides_by_valid_count_not_batch_or_length() -> None:
@@ -20,7 +20,7 @@ def test_masked_mse_divides_by_valid_count_not_batch_or_length() -> None:
 def test_nan_targets_are_masked_and_gradient_stays_finite() -> None:
     pred = torch.tensor([[1.0], [2.0], [5.0]], requires_grad=True)
     target = torch.tensor([[0.0], [float("nan")], [3.0]])
-    loss = sequence_mse(pred, target)
+    loss = masked_mse(pred, target)
     assert loss.item() == pytest.approx((1 + 4) / 2)
     loss.backward()
     assert torch.equal(pred.grad, torch.tensor([[1.0], [0.0], [2.0]]))

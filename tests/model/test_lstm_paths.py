@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hydroseq.config import ModelConfig
-from hydroseq.model import LSTMModel, PaddedLSTM, get_model
+from hydroseq.export.network import LastStepNetwork
+from hydroseq.model import LSTMModel, get_model
 from hydroseq.model.lstm import newest_observed_value
 
 LENGTHS = [40, 33, 17, 5]
@@ -83,12 +84,12 @@ def test_hn_of_an_unpacked_padded_run_would_be_wrong(forcing_batch) -> None:
     assert (model.head(hn[-1]) - correct)[1:].abs().max() > 1e-3
 
 
-def test_padded_wrapper_matches_model_and_float32_paths_agree(forcing_batch) -> None:
+def test_exported_network_matches_model_and_float32_paths_agree(forcing_batch) -> None:
     x, lengths = forcing_batch
     torch.manual_seed(2)
     model = get_model(ModelConfig(hidden_size=8), n_features=3, n_outputs=1, mode="sequence",
                       lstm_path="packed")
-    wrapped = PaddedLSTM(model)
+    wrapped = LastStepNetwork(model)
     torch.testing.assert_close(wrapped(x, lengths), model(x, lengths), atol=TOL, rtol=TOL)
 
 

@@ -43,17 +43,17 @@ def main(config_path: str, out_dir: str, resume: bool) -> None:
         valid_steps.append(int(args[2].sum()))
         return loss
 
-    real_save = checkpoint.save_checkpoint
+    real_save = checkpoint.Checkpoint.save
 
-    def keeping_save(path: Path, state: dict) -> Path:
-        written = real_save(path, state)
-        if Path(path).name == "last.pt" and state["epoch"] == 1:
+    def keeping_save(state: checkpoint.Checkpoint, path: Path) -> Path:
+        written = real_save(state, path)
+        if Path(path).name == "last.pt" and state.epoch == 1:
             shutil.copy(written, Path(out_dir, "last_after_epoch_1.pt"))
         return written
 
     register_optimizer_step_post_hook(after_step)
     loop.masked_mse = recording_loss
-    checkpoint.save_checkpoint = keeping_save
+    checkpoint.Checkpoint.save = keeping_save
     result = loop.train(load_config(config_path, TrainConfig), resume=resume)
     rank = int(os.environ.get("RANK", "0"))
     record = {"rank": rank, "world_size": int(os.environ.get("WORLD_SIZE", "1")), "run_id": result.run_id,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 import torch
 
@@ -27,12 +29,12 @@ def test_without_torchrun_the_context_is_one_inactive_process(monkeypatch: pytes
 
 
 def test_each_rank_resumes_its_own_generator_states() -> None:
-    checkpoint = {"rng": "rank 0 of a 1-process run", "rng_by_rank": ["rank 0", "rank 1"]}
+    checkpoint = SimpleNamespace(rng="rank 0 of a 1-process run", rng_by_rank=["rank 0", "rank 1"])
     rank1 = DistributedContext(1, 2, 1, 2, torch.device("cpu"), active=True)
     assert rank1.own_rng_state(checkpoint) == "rank 1"
     other_size = DistributedContext(1, 4, 1, 4, torch.device("cpu"), active=True)
     assert other_size.own_rng_state(checkpoint) == "rank 0 of a 1-process run"
-    assert rank1.own_rng_state({"rng": "old checkpoint"}) == "old checkpoint"
+    assert rank1.own_rng_state(SimpleNamespace(rng="old checkpoint", rng_by_rank=[])) == "old checkpoint"
 
 
 def test_nproc_becomes_a_standalone_torchrun_command() -> None:

@@ -20,7 +20,7 @@ from mlflow.tracking import MlflowClient
 
 from hydroseq.cli import main
 from hydroseq.config import dump_config
-from hydroseq.training.checkpoint import load_checkpoint
+from hydroseq.training.checkpoint import Checkpoint
 
 pytestmark = pytest.mark.slow
 
@@ -94,7 +94,7 @@ def test_the_mlflow_store_has_exactly_one_run_logged_by_rank_zero(runs) -> None:
     logged = {metric.step: metric.value for metric in history}
     assert [logged[epoch] for epoch in range(EPOCHS)] == pytest.approx([row["train_loss"] for row in
                                                                         runs["two"][0]["history"]])
-    assert load_checkpoint(config.training.output_dir / "last.pt")["epoch"] == EPOCHS
+    assert Checkpoint.load(config.training.output_dir / "last.pt").epoch == EPOCHS
 
 
 def _global_step_loss(rank0: dict, rank1: dict) -> np.ndarray:
@@ -130,12 +130,12 @@ def test_resumed_distributed_run_ends_with_the_uninterrupted_weights(runs, monke
     config_path.write_text(dump_config(config))
     tracking_uri = f"sqlite:///{resumed_dir / 'mlruns.db'}"
     assert main(["train", "--config", str(config_path), "--nproc", "2", "--resume", "--tracking-uri", tracking_uri]) == 0
-    resumed = load_checkpoint(resumed_dir / "out" / "last.pt")
-    uninterrupted = load_checkpoint(straight.training.output_dir / "last.pt")
-    assert resumed["epoch"] == EPOCHS and resumed["run_id"] == runs["two"][0]["run_id"]
-    for name, value in uninterrupted["model_state"].items():
-        assert torch.equal(resumed["model_state"][name], value), name
-    assert [row["train_loss"] for row in resumed["history"]] == [row["train_loss"] for row in uninterrupted["history"]]
+    resumed = Checkpoint.load(resumed_dir / "out" / "last.pt")
+    uninterrupted = Checkpoint.load(straight.training.output_dir / "last.pt")
+    assert resumed.epoch == EPOCHS and resumed.run_id == runs["two"][0]["run_id"]
+    for name, value in uninterrupted.model_state.items():
+        assert torch.equal(resumed.model_state[name], value), name
+    assert [row["train_loss"] for row in resumed.history] == [row["train_loss"] for row in uninterrupted.history]
     client = MlflowClient(tracking_uri)
     experiment = client.get_experiment_by_name(config.tracking.experiment)
-    assert [run.info.run_id for run in client.search_runs([experiment.experiment_id])] == [resumed["run_id"]]
+    assert [run.info.run_id for run in client.search_runs([experiment.experiment_id])] == [resumed.run_id]

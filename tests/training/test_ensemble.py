@@ -13,7 +13,7 @@ from hydroseq.config import DataConfig
 from hydroseq.export import ExportedModel, export_model
 from hydroseq.model import EnsembleModel
 from hydroseq.training import evaluate, train
-from hydroseq.training.checkpoint import load_checkpoint, model_from_checkpoint
+from hydroseq.training.checkpoint import Checkpoint
 
 FORECAST_DATA = {"leads": [1, 2], "lagged_target": True,
                  "target_hiding": {"step_rate": 0.05, "stretch_rate": 0.5, "stretch_max_steps": 10, "chunk_rate": 0.1}}
@@ -39,10 +39,9 @@ def test_an_ensemble_is_a_parent_run_whose_model_is_the_member_mean(tmp_path: Pa
     seeds = [client.get_run(m).data.params["training.seed"] for m in members]
     assert seeds == ["3", "4"]
 
-    ensemble, _ = model_from_checkpoint(load_checkpoint(result.output_dir / "best.pt"))
+    ensemble = Checkpoint.load(result.output_dir / "best.pt").build_model()
     assert isinstance(ensemble, EnsembleModel) and len(ensemble.members) == 2
-    singles = [model_from_checkpoint(load_checkpoint(result.output_dir / f"member{m}" / "best.pt"))[0]
-               for m in range(2)]
+    singles = [Checkpoint.load(result.output_dir / f"member{m}" / "best.pt").build_model() for m in range(2)]
     x = torch.randn(4, config.data.max_len, ensemble.lstm.input_size)
     lengths = torch.tensor([config.data.max_len, 20, 9, 1])
     x[torch.arange(x.shape[1])[None, :] >= lengths[:, None]] = 0.0

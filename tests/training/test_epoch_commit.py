@@ -12,6 +12,7 @@ import shutil
 import signal
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,7 @@ from mlflow.tracking import MlflowClient
 
 from hydroseq.config import dump_config
 from hydroseq.errors import InputDataError
-from hydroseq.training.checkpoint import load_checkpoint, repair_best_checkpoint
+from hydroseq.training.checkpoint import Checkpoint, repair_best_checkpoint
 
 pytestmark = pytest.mark.slow
 
@@ -54,9 +55,9 @@ def _metric_histories(work: Path) -> dict[str, list[tuple[int, float]]]:
     return {key: sorted((m.step, m.value) for m in client.get_metric_history(run.info.run_id, key)) for key in keys}
 
 
-def _comparable(state: dict) -> dict:
-    return {"epoch": state["epoch"], "early_stopping": state["early_stopping"], "run_id": state["run_id"],
-            "history": [{k: v for k, v in row.items() if k not in TIMINGS} for row in state["history"]]}
+def _comparable(state: Checkpoint) -> dict:
+    return {"epoch": state.epoch, "early_stopping": state.early_stopping, "run_id": state.run_id,
+            "history": [{k: v for k, v in row.items() if k not in TIMINGS} for row in state.history]}
 
 
 @pytest.fixture(scope="module")
@@ -85,10 +86,10 @@ def test_kill_at_any_commit_write_then_resume_ends_like_an_uninterrupted_run(
     resumed = _train(work, resume=True)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     for name in ("last.pt", "best.pt"):
-        ours, reference = load_checkpoint(work / "out" / name), load_checkpoint(uninterrupted / "out" / name)
+        ours, reference = Checkpoint.load(work / "out" / name), Checkpoint.load(uninterrupted / "out" / name)
         assert _comparable(ours) | {"run_id": None} == _comparable(reference) | {"run_id": None}, name
-        for key, value in reference["model_state"].items():
-            assert torch.equal(ours["model_state"][key], value), (name, key)
+        for key, value in reference.model_state.items():
+            assert torch.equal(ours.model_state[key], value), (name, key)
     ours, reference = _metric_histories(work), _metric_histories(uninterrupted)
     assert ours.keys() == reference.keys()
     for key, history in reference.items():
@@ -106,8 +107,8 @@ def test_kill_at_any_commit_write_then_resume_ends_like_an_uninterrupted_run(
 
 def test_a_missing_earlier_best_checkpoint_is_an_error_not_a_guess(uninterrupted: Path, tmp_path: Path) -> None:
     """``best.pt`` of an earlier epoch cannot be rebuilt from ``last.pt``: resume says so."""
-    state = load_checkpoint(uninterrupted / "out" / "last.pt")
-    state["early_stopping"] = {**state["early_stopping"], "best_epoch": 0}
+    state = Checkpoint.load(uninterrupted / "out" / "last.pt")
+    state.early_stopping = replace(state.early_stopping, best_epoch=0)
     shutil.copy(uninterrupted / "out" / "last.pt", tmp_path / "last.pt")
     with pytest.raises(InputDataError, match="best.pt: does not hold epoch 0"):
         repair_best_checkpoint(tmp_path, state)

@@ -5,32 +5,36 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
 from hydroseq.config import TrackingConfig, TrainingConfig
+from hydroseq.dataset import Scalers
 from hydroseq.errors import InputDataError
-from hydroseq.training.checkpoint import load_checkpoint, save_checkpoint
+from hydroseq.training.checkpoint import Checkpoint
 from hydroseq.training.runtime import EarlyStopping, lr_factor, resolve_lstm_path
 from hydroseq.training.tracking import flatten_params, resolve_tracking_uri, use_tracking_uri
 
 
 def test_checkpoint_errors_name_the_file(tmp_path: Path) -> None:
     with pytest.raises(InputDataError, match="nope.pt: checkpoint not found"):
-        load_checkpoint(tmp_path / "nope.pt")
+        Checkpoint.load(tmp_path / "nope.pt")
     (tmp_path / "junk.pt").write_bytes(b"not a checkpoint")
     with pytest.raises(InputDataError, match="junk.pt: not a readable checkpoint"):
-        load_checkpoint(tmp_path / "junk.pt")
+        Checkpoint.load(tmp_path / "junk.pt")
     torch.save({"model_state": {}}, tmp_path / "foreign.pt")
     with pytest.raises(InputDataError, match="missing format_version"):
-        load_checkpoint(tmp_path / "foreign.pt")
+        Checkpoint.load(tmp_path / "foreign.pt")
 
 
-def test_checkpoint_write_is_atomic_and_loads_with_weights_only(tmp_path: Path) -> None:
-    state = {"model_state": {"w": torch.arange(3.0)}, "config": {}, "n_features": 2, "n_outputs": 1, "mode": "x"}
-    save_checkpoint(tmp_path / "c.pt", state)
+def test_checkpoint_write_is_atomic_and_loads_with_weights_only(tmp_path: Path, make_config) -> None:
+    no_scaling = Scalers([], np.zeros(0), np.ones(0), [], np.zeros(0), np.ones(0), "streamflow", 0.0, 1.0)
+    state = Checkpoint({"w": torch.arange(3.0)}, make_config(tmp_path, tmp_path / "data.nc"), ["p", "t"], 1,
+                       no_scaling, "run")
+    state.save(tmp_path / "c.pt")
     assert [p.name for p in tmp_path.iterdir()] == ["c.pt"]
-    assert torch.equal(load_checkpoint(tmp_path / "c.pt")["model_state"]["w"], torch.arange(3.0))
+    assert torch.equal(Checkpoint.load(tmp_path / "c.pt").model_state["w"], torch.arange(3.0))
 
 
 def test_tracking_uri_precedence(monkeypatch: pytest.MonkeyPatch) -> None:

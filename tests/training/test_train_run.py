@@ -14,14 +14,14 @@ from mlflow.tracking import MlflowClient
 
 from hydroseq import metrics
 from hydroseq.training import evaluate, train
-from hydroseq.training.checkpoint import load_checkpoint, model_from_checkpoint
+from hydroseq.training.checkpoint import Checkpoint
 from hydroseq.training.tracking import use_tracking_uri
 
 pytestmark = pytest.mark.slow
 
 
 def _weights(out_dir: Path) -> dict[str, torch.Tensor]:
-    return load_checkpoint(out_dir / "last.pt")["model_state"]
+    return Checkpoint.load(out_dir / "last.pt").model_state
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +83,7 @@ def test_mlflow_run_holds_params_metrics_artifacts_and_model(straight_run) -> No
     assert [m.name for m in models] == ["model"]
     with use_tracking_uri(config.tracking.tracking_uri):
         logged = mlflow.pytorch.load_model(f"runs:/{result.run_id}/model")
-    best, _ = model_from_checkpoint(load_checkpoint(result.output_dir / "best.pt"))
+    best = Checkpoint.load(result.output_dir / "best.pt").build_model()
     x, lengths = torch.randn(2, 20, 5), torch.tensor([20, 11])
     torch.testing.assert_close(logged(x, lengths), best(x, lengths))
 
@@ -113,8 +113,8 @@ def test_sequence_mode_with_lagged_target_trains_and_evaluates(tmp_path: Path, s
     assert set(report.scores["lead"]) == {1}
     model_nse = report.scores.query("forecast == 'model'")["nse"]
     assert model_nse.notna().all() and (model_nse < 1).all()
-    state = load_checkpoint(result.output_dir / "last.pt")
-    assert state["feature_names"][3] == "streamflow_lagged" and state["mode"] == "sequence"
+    state = Checkpoint.load(result.output_dir / "last.pt")
+    assert state.feature_names[3] == "streamflow_lagged" and state.mode == "sequence"
 
 
 def test_sequence_mode_with_several_leads_validates_every_lead(tmp_path: Path, small_nc: Path, make_config) -> None:
