@@ -6,19 +6,16 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+from matplotlib.figure import Figure
+from rich.console import Console
+from rich.table import Table
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402  (after choosing the non-interactive backend)
-import numpy as np  # noqa: E402
-from rich.console import Console  # noqa: E402
-from rich.table import Table  # noqa: E402
-
-from hydroseq.batching.padding import PaddingFigures, padding_by_strategy  # noqa: E402
-from hydroseq.config import TrainConfig  # noqa: E402
-from hydroseq.dataset import build_sample_index, load_station_data  # noqa: E402
-from hydroseq.errors import ConfigError  # noqa: E402
-from hydroseq.fileio import atomic_path, write_text_atomic  # noqa: E402
+from hydroseq.batching.padding import PaddingFigures, padding_by_strategy
+from hydroseq.config import TrainConfig
+from hydroseq.dataset import build_sample_index, load_station_data
+from hydroseq.errors import ConfigError
+from hydroseq.fileio import atomic_path, write_text_atomic
 
 SPLITS = ("train", "validation", "test")
 PERCENTILES = (50, 75, 90, 95, 99)
@@ -99,7 +96,8 @@ def _split_lengths(split: str, lengths: np.ndarray, fixed_window: int) -> SplitL
 
 
 def _plot_histogram(indices: dict, config: TrainConfig, target: Path) -> Path:
-    figure, axis = plt.subplots(figsize=(7, 4), layout="constrained")
+    figure = Figure(figsize=(7, 4), layout="constrained")
+    axis = figure.subplots()
     bins = np.arange(0, config.data.max_len + 2, max(1, config.data.max_len // 60))
     for split, index in indices.items():
         axis.hist(index.length, bins=bins, histtype="step", linewidth=1.5, label=f"{split} ({len(index):,})")
@@ -111,7 +109,6 @@ def _plot_histogram(indices: dict, config: TrainConfig, target: Path) -> Path:
     axis.legend()
     with atomic_path(target) as tmp:
         figure.savefig(tmp, format="png", dpi=120)
-    plt.close(figure)
     return target
 
 

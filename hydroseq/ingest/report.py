@@ -14,17 +14,14 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+import pandas as pd
+import xarray as xr
+from matplotlib.figure import Figure
+from rich.console import Console
+from rich.table import Table
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-import xarray as xr  # noqa: E402
-from rich.console import Console  # noqa: E402
-from rich.table import Table  # noqa: E402
-
-from hydroseq.fileio import atomic_path, write_text_atomic  # noqa: E402
+from hydroseq.fileio import atomic_path, write_text_atomic
 
 
 @dataclass
@@ -109,7 +106,8 @@ def save_report(report: IngestReport, paths: dict[str, Path] | None = None) -> N
 
 def _histogram(report: IngestReport, path: Path) -> None:
     lengths = [length for runs in report.records.values() for length in runs]
-    figure, axes = plt.subplots(figsize=(7, 4))
+    figure = Figure(figsize=(7, 4))
+    axes = figure.subplots()
     if lengths:
         bins = np.unique(np.geomspace(1, max(lengths) + 1, 30).astype(int))
         axes.hist(lengths, bins=bins, color="steelblue", edgecolor="white")
@@ -120,7 +118,6 @@ def _histogram(report: IngestReport, path: Path) -> None:
     figure.subplots_adjust(left=0.11, right=0.97, bottom=0.13, top=0.9)  # tight_layout costs ~0.5 s
     with atomic_path(path) as tmp:
         figure.savefig(tmp, format="png", dpi=100)
-    plt.close(figure)
 
 
 def print_report(report: IngestReport, console: Console | None = None) -> None:
