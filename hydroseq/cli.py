@@ -45,9 +45,10 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
     config = load_config(args.config, TrainConfig)
     if args.nproc and args.nproc > 1:
-        from hydroseq.training.distributed import launch
+        from hydroseq.training.distributed import LaunchOptions, launch
 
-        return launch(args)
+        launch(config, LaunchOptions(args.nproc, args.data, args.resume, args.tracking_uri))
+        return 0
     train(config, data_path=args.data, resume=args.resume, tracking_uri=args.tracking_uri)
     return 0
 
