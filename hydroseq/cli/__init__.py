@@ -172,7 +172,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         if in_main_thread:
             signal.signal(signal.SIGTERM, previous)
-
-
-if __name__ == "__main__":
-    sys.exit(main())
