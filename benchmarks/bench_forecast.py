@@ -60,7 +60,7 @@ def ingest_bundled(out: Path, days: int) -> Path:
     for source in config.sources:
         source.path = str(REPO_ROOT / source.path)
     config.grid.start, config.grid.end = LAST_DAY - dt.timedelta(days=days - 1), LAST_DAY
-    ingest(config, out, progress=False)
+    ingest(config, out, show_progress=False)
     return out
 
 

@@ -22,12 +22,9 @@ os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 
 
 def _cmd_ingest(args: argparse.Namespace) -> int:
-    from hydroseq.config import IngestConfig, load_config
-    from hydroseq.ingest import ingest
+    from hydroseq.cli.ingest import ingest_command
 
-    config = load_config(args.config, IngestConfig)
-    ingest(config, args.out, workers=args.workers, scheduler=args.scheduler, append=args.append)
-    return 0
+    return ingest_command(args)
 
 
 def _cmd_stats(args: argparse.Namespace) -> int:
