@@ -28,12 +28,9 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
 
 
 def _cmd_stats(args: argparse.Namespace) -> int:
-    from hydroseq.batching.stats import run_stats
-    from hydroseq.config import TrainConfig, load_config
+    from hydroseq.cli.stats import stats_command
 
-    config = load_config(args.config, TrainConfig)
-    run_stats(config, data_path=args.data, out_dir=args.out)
-    return 0
+    return stats_command(args)
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
