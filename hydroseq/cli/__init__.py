@@ -55,10 +55,9 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
-    from hydroseq.export import export_model
+    from hydroseq.cli.export import export_command
 
-    export_model(args.run, seq_len=args.seq_len, out_dir=args.out, tracking_uri=args.tracking_uri)
-    return 0
+    return export_command(args)
 
 
 def _cmd_forecast(args: argparse.Namespace) -> int:
