@@ -61,9 +61,9 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
 
 def _cmd_forecast(args: argparse.Namespace) -> int:
-    from hydroseq.forecast import run_forecast
+    from hydroseq.cli.forecast import forecast_command
 
-    return run_forecast(args.model, data_path=args.data, issue_time=args.issue_time, out=args.out)
+    return forecast_command(args)
 
 
 def build_parser() -> argparse.ArgumentParser:
