@@ -34,24 +34,15 @@ def _cmd_stats(args: argparse.Namespace) -> int:
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
-    from hydroseq.config import TrainConfig, load_config
-    from hydroseq.training import train
+    from hydroseq.cli.training import train_command
 
-    config = load_config(args.config, TrainConfig)
-    if args.nproc and args.nproc > 1:
-        from hydroseq.training.distributed import LaunchOptions, launch
-
-        launch(config, LaunchOptions(args.nproc, args.data, args.resume, args.tracking_uri))
-        return 0
-    train(config, data_path=args.data, resume=args.resume, tracking_uri=args.tracking_uri)
-    return 0
+    return train_command(args)
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
-    from hydroseq.training import evaluate
+    from hydroseq.cli.training import evaluate_command
 
-    evaluate(args.run, period=args.period, tracking_uri=args.tracking_uri, data_path=args.data)
-    return 0
+    return evaluate_command(args)
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
