@@ -1,7 +1,12 @@
-"""The ``hydroseq`` command: argument parsing only; every command calls the Python API.
+"""The ``hydroseq`` command: the argument parser and the exit status of every command.
 
-Stage modules are imported inside each handler so that ``hydroseq --help`` stays fast and a
-command only loads what it needs (``forecast`` never imports the training code).
+Each command lives in a module of this package (:mod:`hydroseq.cli.ingest`, ``stats``,
+``training``, ``export``, ``forecast``): it calls the Python API, which returns a result and
+prints nothing, prints that result and turns it into an exit status. :func:`main` turns the
+API's :class:`~hydroseq.errors.HydroseqError` into one line and status 2.
+
+The command modules are imported inside each handler so that ``hydroseq --help`` stays fast and
+a command only loads what it needs (``forecast`` never imports the training code).
 """
 
 from __future__ import annotations
