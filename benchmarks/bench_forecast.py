@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import io
 import json
 import tempfile
 from pathlib import Path
@@ -61,7 +60,7 @@ def ingest_bundled(out: Path, days: int) -> Path:
     for source in config.sources:
         source.path = str(REPO_ROOT / source.path)
     config.grid.start, config.grid.end = LAST_DAY - dt.timedelta(days=days - 1), LAST_DAY
-    ingest(config, out, progress=False)
+    ingest(config, out, show_progress=False)
     return out
 
 
@@ -144,11 +143,10 @@ def main() -> None:
         model_dir, model = export_untrained(data, work / "model", args.seq_len)
         x, lengths = model_inputs(model_dir, data)
         runtime, network = ExportedModel(model_dir), LastStepNetwork(model).eval()
-        quiet = Console(file=io.StringIO())
         seconds = {
             "hydroseq forecast": median_seconds(
-                lambda: run_forecast(model_dir, data, ISSUE, out=work / "f.nc", batch_size=args.batch_size,
-                                     console=quiet), args.repeats),
+                lambda: run_forecast(model_dir, data, ISSUE, out=work / "f.nc", batch_size=args.batch_size),
+                args.repeats),
             "bare onnxruntime": median_seconds(lambda: runtime.predict(x, lengths, args.batch_size), args.repeats),
             "bare torch": median_seconds(lambda: torch_batches(network, x, lengths, args.batch_size), args.repeats),
         }

@@ -104,7 +104,7 @@ def dask_ingest(config: IngestConfig, folder: Path, workers: int, repeats: int) 
     with dask_client(workers=workers) as client:
         startup = time.perf_counter() - start
         seconds = median_seconds(lambda: ingest(config, folder / "out" / f"dask{workers}.nc",
-                                                scheduler=client.scheduler.address, progress=False), repeats)
+                                                scheduler=client.scheduler.address, show_progress=False), repeats)
         peaks = client.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     return {"seconds": seconds, "startup_s": startup, "worker_peak_rss_mib": max(peaks.values())}
 
@@ -123,7 +123,7 @@ def main() -> None:
         config = config_for(folder)
         baseline = median_seconds(lambda: pandas_read(folder), args.repeats)
         core = median_seconds(lambda: grid_only(config), args.repeats)
-        full = median_seconds(lambda: ingest(config, folder / "out" / "bench.nc", progress=False), args.repeats)
+        full = median_seconds(lambda: ingest(config, folder / "out" / "bench.nc", show_progress=False), args.repeats)
         on_dask = {n: dask_ingest(config, folder, n, args.repeats) for n in args.workers}
     figures = {"stations": args.stations, "hours_per_station": observations // (2 * args.stations),
                "observations": observations, "repeats": args.repeats,

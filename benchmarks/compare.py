@@ -119,7 +119,7 @@ def ingest_dataset(work_dir: Path) -> tuple[Path, float]:
 
     out = work_dir / "caravan_daily.nc"
     start = time.perf_counter()
-    ingest(load_config(INGEST_CONFIG, IngestConfig), out, progress=False)
+    ingest(load_config(INGEST_CONFIG, IngestConfig), out, show_progress=False)
     return out, time.perf_counter() - start
 
 

@@ -52,7 +52,7 @@ def ingest_small(folder: Path) -> Path:
         "stations": config.stations.model_copy(update={"path": REPO_ROOT / config.stations.path, "ids": STATIONS}),
         "sources": [source.model_copy(update={"path": str(REPO_ROOT / source.path)}) for source in config.sources],
         "grid": config.grid.model_copy(update={"end": dt.date(1986, 12, 31)})})
-    return ingest(config, folder / "small.nc", progress=False).output
+    return ingest(config, folder / "small.nc", show_progress=False).output
 
 
 def train_config(folder: Path, data: Path, batch_size: int, batching: dict, data_changes: dict) -> Path:

@@ -52,7 +52,7 @@ config = load_config("configs/ingest_caravan_daily.yaml", IngestConfig)
 config = config.model_copy(update={
     "stations": config.stations.model_copy(update={"ids": ["01022500", "02064000", "03015500"]}),
     "grid": config.grid.model_copy(update={"end": dt.date(1990, 12, 31)})})
-data = ingest(config, work / "small.nc", progress=False).output
+data = ingest(config, work / "small.nc", show_progress=False).output
 train = {
     "data": {"path": str(data), "dynamic_inputs": ["total_precipitation_sum", "temperature_2m_mean"],
              "static_inputs": ["p_mean", "aridity"], "max_len": 365, "min_len": 30, "cache_dir": str(work / "cache"),

@@ -115,7 +115,7 @@ def child_main(argv: list[str] | None = None) -> int:
     del data
     shutil.rmtree(config.data.cache_dir, ignore_errors=True)  # train() then loads cold, as timed here
     result = train(config)
-    report = evaluate(result.run_id, period="test", tracking_uri=result.tracking_uri)
+    report = evaluate(result.run_id, period="test", tracking_uri=result.tracking_uri).report
     table = report.scores[report.scores["lead"] == report.scores["lead"].min()]
     payload = {
         "data_loading_s": loading_s, "train_samples": n_samples, "mean_length": float(lengths.mean()),

@@ -146,12 +146,10 @@ def render_markdown(report: BenchmarkReport) -> str:
 
 def plot_time_to_accuracy(runs: list[ToolRun], target: Path) -> None:
     """Validation median NSE against cumulative wall time, one line per tool, written atomically."""
-    import matplotlib
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    figure, axes = plt.subplots(figsize=(7, 4.5), dpi=120)
+    figure = Figure(figsize=(7, 4.5), dpi=120)
+    axes = figure.subplots()
     for run in runs:
         curve = run.time_to_accuracy()
         if curve:
@@ -166,7 +164,6 @@ def plot_time_to_accuracy(runs: list[ToolRun], target: Path) -> None:
     figure.tight_layout()
     with atomic_path(target) as tmp:
         figure.savefig(tmp, format="png")
-    plt.close(figure)
 
 
 def write_report(report: BenchmarkReport, out_dir: Path) -> tuple[Path, Path]:

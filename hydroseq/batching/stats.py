@@ -6,19 +6,14 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402  (after choosing the non-interactive backend)
-import numpy as np  # noqa: E402
-from rich.console import Console  # noqa: E402
-from rich.table import Table  # noqa: E402
-
-from hydroseq.batching.padding import PaddingFigures, padding_by_strategy  # noqa: E402
-from hydroseq.config import TrainConfig  # noqa: E402
-from hydroseq.dataset import build_sample_index, load_station_data  # noqa: E402
-from hydroseq.errors import ConfigError  # noqa: E402
-from hydroseq.fileio import atomic_path, write_text_atomic  # noqa: E402
+from hydroseq.batching.padding import PaddingFigures, padding_by_strategy
+from hydroseq.config import TrainConfig
+from hydroseq.dataset import build_sample_index, load_station_data
+from hydroseq.errors import ConfigError
+from hydroseq.fileio import atomic_path, write_text_atomic
 
 SPLITS = ("train", "validation", "test")
 PERCENTILES = (50, 75, 90, 95, 99)
@@ -44,7 +39,7 @@ class SplitLengths:
 
 @dataclass
 class StatsReport:
-    """Everything ``hydroseq stats`` prints, also written as ``stats.json``."""
+    """What :func:`run_stats` returns (and ``hydroseq stats`` prints), also written as ``stats.json``."""
 
     data_path: str
     mode: str
@@ -59,9 +54,8 @@ class StatsReport:
                 "padding_train": {name: figures.to_dict() for name, figures in self.padding.items()}}
 
 
-def run_stats(config: TrainConfig, data_path: str | Path | None, out_dir: str | Path,
-              console: Console | None = None) -> StatsReport:
-    """Print the length distribution per split and the padding of the three strategies on the train split.
+def run_stats(config: TrainConfig, data_path: str | Path | None, out_dir: str | Path) -> StatsReport:
+    """The length distribution per split and the padding of the three strategies on the train split.
 
     Writes ``length_histogram.png`` and ``stats.json`` into ``out_dir``. The sample indices are
     read from (or written to) the cache of ``config.data.cache_dir``. Padding is computed for one
@@ -85,7 +79,6 @@ def run_stats(config: TrainConfig, data_path: str | Path | None, out_dir: str | 
     report = StatsReport(data_path=str(path), mode=config.data.mode, lengths=lengths, padding=padding,
                          histogram=histogram)
     write_text_atomic(out_dir / "stats.json", json.dumps(report.to_dict(), indent=2))
-    _print_report(report, config, console or Console())
     return report
 
 
@@ -99,7 +92,8 @@ def _split_lengths(split: str, lengths: np.ndarray, fixed_window: int) -> SplitL
 
 
 def _plot_histogram(indices: dict, config: TrainConfig, target: Path) -> Path:
-    figure, axis = plt.subplots(figsize=(7, 4), layout="constrained")
+    figure = Figure(figsize=(7, 4), layout="constrained")
+    axis = figure.subplots()
     bins = np.arange(0, config.data.max_len + 2, max(1, config.data.max_len // 60))
     for split, index in indices.items():
         axis.hist(index.length, bins=bins, histtype="step", linewidth=1.5, label=f"{split} ({len(index):,})")
@@ -111,29 +105,4 @@ def _plot_histogram(indices: dict, config: TrainConfig, target: Path) -> Path:
     axis.legend()
     with atomic_path(target) as tmp:
         figure.savefig(tmp, format="png", dpi=120)
-    plt.close(figure)
     return target
-
-
-def _print_report(report: StatsReport, config: TrainConfig, console: Console) -> None:
-    lengths = Table(title=f"Sample lengths ({report.mode} mode) - {report.data_path}\n"
-                          f"fixed N: samples that fixed N-step windows would keep; extra: what variable lengths add")
-    for column in ["split", "count", "mean", *[f"P{p}" for p in PERCENTILES], "max",
-                   f"fixed {config.data.max_len}", "extra"]:
-        lengths.add_column(column, justify="right")
-    for item in report.lengths:
-        extra = f"+{item.extra_samples:,} ({item.extra_samples / max(item.fixed_window_count, 1):+.1%})"
-        lengths.add_row(item.split, f"{item.count:,}", f"{item.mean:.1f}",
-                        *[f"{item.percentiles[p]:.0f}" for p in PERCENTILES], str(item.max),
-                        f"{item.fixed_window_count:,}", extra)
-    console.print(lengths)
-    padding = Table(title=f"Padding per strategy, train split (batch size {config.batching.batch_size}, "
-                          f"token budget {config.batching.token_budget}, bucket width {config.batching.bucket_width})")
-    for column in ["strategy", "batches", "padding", "valid steps/batch", "padded steps/batch"]:
-        padding.add_column(column, justify="right")
-    for figures in report.padding.values():
-        padding.add_row(figures.strategy, f"{figures.batches:,}", f"{figures.padding_ratio:.2%}",
-                        f"{figures.valid_steps_per_batch:,.0f}",
-                        f"{figures.padded_steps / max(figures.batches, 1):,.0f}")
-    console.print(padding)
-    console.print(f"histogram: {report.histogram}")

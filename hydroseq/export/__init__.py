@@ -31,9 +31,6 @@ def export_model(run_or_checkpoint: str | Path, seq_len: int, out_dir: str | Pat
         MLflow tracking URI used to find a run (default: ``MLFLOW_TRACKING_URI`` or the run
         config's).
     """
-    from hydroseq.export.report import print_export_summary
     from hydroseq.export.source import export_from_source
 
-    metadata = export_from_source(run_or_checkpoint, seq_len, out_dir, tracking_uri, data_path)
-    print_export_summary(metadata, Path(out_dir))
-    return metadata
+    return export_from_source(run_or_checkpoint, seq_len, out_dir, tracking_uri, data_path)

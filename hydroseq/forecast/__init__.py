@@ -3,7 +3,8 @@
 Needs numpy, xarray, netCDF4 and onnxruntime; it never imports torch or the training code.
 """
 
-from hydroseq.forecast.result import ForecastResult
-from hydroseq.forecast.run import EXIT_NOTHING_FORECAST, EXIT_OK, run_forecast
+from hydroseq.forecast.outputs import PublishedForecast
+from hydroseq.forecast.result import ForecastResult, ForecastRun
+from hydroseq.forecast.run import run_forecast
 
-__all__ = ["EXIT_NOTHING_FORECAST", "EXIT_OK", "ForecastResult", "run_forecast"]
+__all__ = ["ForecastResult", "ForecastRun", "PublishedForecast", "run_forecast"]

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
-from hydroseq.fileio import atomic_path  # noqa: E402
-from hydroseq.forecast.hindcast import HindcastScores  # noqa: E402
-from hydroseq.forecast.result import ForecastResult  # noqa: E402
+from hydroseq.fileio import atomic_path
+from hydroseq.forecast.hindcast import HindcastScores
+from hydroseq.forecast.result import ForecastResult
 
 FORECAST_COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:grey")
 NSE_FLOOR = -1.0  # lower NSE values are drawn at the floor so one bad station does not squash the plot
@@ -25,7 +23,8 @@ def plot_hindcast(result: ForecastResult, observed: np.ndarray, scores: Hindcast
     forecast against observed, by valid time.
     """
     path = Path(path)
-    figure, axes = plt.subplots(1, 4, figsize=(18, 4), gridspec_kw={"width_ratios": [1, 2, 2, 2]})
+    figure = Figure(figsize=(18, 4))
+    axes = figure.subplots(1, 4, gridspec_kw={"width_ratios": [1, 2, 2, 2]})
     _skill_boxes(axes[0], scores)
     for axis, (label, station) in zip(axes[1:], _picked_stations(scores)):
         valid = result.valid_times[:, 0]
@@ -39,11 +38,10 @@ def plot_hindcast(result: ForecastResult, observed: np.ndarray, scores: Hindcast
     figure.tight_layout()
     with atomic_path(path) as tmp:
         figure.savefig(tmp, format="png", dpi=90, metadata={"Software": None})
-    plt.close(figure)
     return path
 
 
-def _skill_boxes(axis: plt.Axes, scores: HindcastScores) -> None:
+def _skill_boxes(axis: Axes, scores: HindcastScores) -> None:
     """Per lead, one box over stations per forecast (model first, then the baselines), side by side.
 
     The median over stations is also drawn as a line per forecast, which is what remains readable

@@ -1,11 +1,15 @@
-"""What a forecast run produces: values per issue time, station and lead, with their time axes."""
+"""What a forecast run produces: values per issue time, station and lead, with their time axes, and its files."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
+
+if TYPE_CHECKING:  # outputs.py imports this module
+    from hydroseq.forecast.outputs import PublishedForecast
 
 
 @dataclass(frozen=True)
@@ -73,3 +77,23 @@ class ForecastResult:
     def forecast_period_hours(self) -> np.ndarray:
         """Lead times as float64 hours (CF ``forecast_period``)."""
         return np.asarray(self.leads, dtype=np.float64) * (self.step / pd.Timedelta(hours=1))
+
+
+@dataclass(frozen=True)
+class ForecastRun:
+    """What :func:`hydroseq.forecast.run_forecast` returns.
+
+    Attributes
+    ----------
+    result
+        The forecast (NaN where a station could not be forecast; the reasons in ``result.skipped``).
+    stations_forecast
+        Stations forecast at one issue time at least.
+    published
+        The files written (and a hindcast's scores); None when no station could be forecast, in
+        which case nothing was written.
+    """
+
+    result: ForecastResult
+    stations_forecast: int
+    published: PublishedForecast | None

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from rich.console import Console
 from tqdm import tqdm
 
 from hydroseq import __version__
@@ -20,13 +19,10 @@ from hydroseq.forecast.data_window import IngestedFile, StationInfo
 from hydroseq.forecast.features import gather_windows, history_lengths, observation_age
 from hydroseq.forecast.issue_time import GridClock, label_index_at_or_before, parse_issue_times
 from hydroseq.forecast.outputs import publish_forecast
-from hydroseq.forecast.report import print_scores, print_summary
-from hydroseq.forecast.result import ForecastResult
+from hydroseq.forecast.result import ForecastResult, ForecastRun
 
 DEFAULT_FORECAST_DIR = Path("runs/forecast")
 ROWS_PER_CHUNK = 65536  # sequences assembled at once: bounds memory to ~rows x N x F x 4 bytes
-EXIT_OK = 0
-EXIT_NOTHING_FORECAST = 1
 
 
 @dataclass(frozen=True)
@@ -40,8 +36,8 @@ class Plan:
 
 
 def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, out: str | Path | None = None,
-                 batch_size: int = 1024, console: Console | None = None) -> int:
-    """Forecast every station of ``data_path`` with the model in ``model_dir``; return the exit status.
+                 batch_size: int = 1024, show_progress: bool = True) -> ForecastRun:
+    """Forecast every station of ``data_path`` with the model in ``model_dir``.
 
     For each station the last ``seq_len`` grid steps at or before the issue step are scaled with
     the training scalers and run through the exported network in batches of ``batch_size``. A
@@ -55,12 +51,14 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
     beside persistence and the training-period climatology (:mod:`hydroseq.forecast.baselines`).
     Writes ``out`` (CF-NetCDF) and the CSV beside it (and a hindcast's scores) as one set under
     ``<out stem>.manifest.json`` (:func:`hydroseq.forecast.outputs.publish_forecast`): all of them
-    or none; the files are byte-identical when re-run on the same inputs.
+    or none; the files are byte-identical when re-run on the same inputs. ``show_progress`` draws
+    a hindcast's progress bar on a terminal.
 
     Returns
     -------
-    int
-        0 if at least one station was forecast; 1 if none could be (then nothing is written).
+    ForecastRun
+        The forecast, how many stations it covers and the files written; when no station could be
+        forecast nothing is written (``published`` is None) and any earlier files stay as they were.
 
     Raises
     ------
@@ -68,7 +66,6 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
         If the model directory or the data file cannot be used, or the data end before the issue
         time. :class:`~hydroseq.errors.ConfigError` if the issue time does not parse.
     """
-    console = console or Console()
     model = ExportedModel(model_dir)
     metadata = model.metadata
     scalers = Scalers.from_dict(metadata.scalers)
@@ -84,24 +81,19 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
     lengths = history_lengths(valid, local_ends, metadata.seq_len)
     needed = min(metadata.min_len, metadata.seq_len)
     values = _predict(model, scalers, data.station_ids, features, local_ends, lengths, needed, batch_size,
-                      progress=plan.is_range)
+                      progress=show_progress and plan.is_range)
     age = observation_age(data.target, local_ends).T if layout.observed_flag else None
     result = _result(model, data, info, plan, values, _skip_reasons(data, valid, lengths, local_ends, needed), age)
     n_forecast = int(np.isfinite(values).any(axis=(0, 2)).sum())
     if n_forecast == 0:  # nothing to publish: leave any earlier files alone and let the scheduler act
-        print_summary(result, n_forecast, [], console)
-        return EXIT_NOTHING_FORECAST
+        return ForecastRun(result, n_forecast, published=None)
     target = Path(out) if out is not None else default_output(result, plan.is_range)
     observed, baselines = None, None
     if plan.is_range:
         observed = _observed(data.target, local_ends, result.leads)
         baselines = hindcast_baselines(result, data.target, local_ends, climatology, metadata.grid_timezone,
                                        metadata.grid_day_boundary)
-    published = publish_forecast(result, target, observed, baselines)
-    print_summary(result, n_forecast, published.forecast_files, console)
-    if published.scores is not None:
-        print_scores(published.scores, list(published.score_files), console)
-    return EXIT_OK
+    return ForecastRun(result, n_forecast, publish_forecast(result, target, observed, baselines))
 
 
 def _check_feature_order(path: Path, data: StationData, scalers: Scalers, layout: FeatureLayout,

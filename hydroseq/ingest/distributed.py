@@ -112,7 +112,7 @@ def grid_chunk(items: list[WorkItem], grid: TimeGrid) -> list[StationOutcome]:
 
 def grid_stations_on_dask(stations: Sequence[Station], plans: dict[str, list[SourcePlan]], grid: TimeGrid, *,
                           workers: int | None = None, scheduler: str | None = None,
-                          progress: bool = True) -> list[StationResult | InputDataError]:
+                          show_progress: bool = True) -> list[StationResult | InputDataError]:
     """Grid ``stations`` on a dask cluster; one outcome per station, in the order given.
 
     An outcome is the station's :class:`StationResult`, or the :class:`InputDataError` the serial
@@ -122,11 +122,11 @@ def grid_stations_on_dask(stations: Sequence[Station], plans: dict[str, list[Sou
     items = [(station, plans[station.id]) for station in stations]
     n_variables = sum(len(plan.source.variables) for plan in next(iter(plans.values()), []))
     with dask_client(workers, scheduler) as client:
-        return _run_chunks(client, items, grid, 4 * len(grid) * max(n_variables, 1), progress)
+        return _run_chunks(client, items, grid, 4 * len(grid) * max(n_variables, 1), show_progress)
 
 
 def _run_chunks(client, items: list[WorkItem], grid: TimeGrid, bytes_per_station: int,
-                progress: bool) -> list[StationResult | InputDataError]:
+                show_progress: bool) -> list[StationResult | InputDataError]:
     from distributed import as_completed
 
     n_slots = sum(info["nthreads"] for info in client.scheduler_info(n_workers=-1)["workers"].values())
@@ -136,7 +136,7 @@ def _run_chunks(client, items: list[WorkItem], grid: TimeGrid, bytes_per_station
     chunk_of = {future.key: position for position, future in enumerate(futures)}
     collected: list[list[StationOutcome]] = [[] for _ in chunks]
     bar = tqdm(total=len(items), desc=f"gridding on dask ({n_slots} workers)", unit="station",
-               disable=None if progress else True)  # None: only on a terminal, not in logs
+               disable=None if show_progress else True)  # None: only on a terminal, not in logs
     with bar:
         for future, outcomes in as_completed(futures, with_results=True):
             collected[chunk_of[future.key]] = outcomes

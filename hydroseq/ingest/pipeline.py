@@ -13,24 +13,24 @@ from hydroseq.fileio import manifest_path, publish_set
 from hydroseq.ingest.append import append_to_existing
 from hydroseq.ingest.output import build_dataset, write_dataset
 from hydroseq.ingest.readers import READERS, source_files
-from hydroseq.ingest.report import IngestReport, build_report, print_report, save_report
+from hydroseq.ingest.report import IngestReport, build_report, save_report
 from hydroseq.ingest.station import SourcePlan, StationResult, ingest_station
 from hydroseq.ingest.stations import Station, load_stations
 from hydroseq.ingest.timegrid import TimeGrid, build_grid
 
 
 def ingest(config: IngestConfig, out: str | Path, workers: int | None = None, scheduler: str | None = None,
-           append: bool = False, progress: bool = True) -> IngestReport:
+           append: bool = False, show_progress: bool = True) -> IngestReport:
     """Resample every configured source onto the grid and write one NetCDF dataset.
 
     Writes ``out`` and the report files beside it as one set under ``<out stem>.manifest.json``
-    (:func:`hydroseq.fileio.publish_set`: all of them or none), prints the summary table, and returns
-    the :class:`~hydroseq.ingest.report.IngestReport`. With ``on_bad_station: skip`` a station whose
+    (:func:`hydroseq.fileio.publish_set`: all of them or none) and returns the
+    :class:`~hydroseq.ingest.report.IngestReport`. With ``on_bad_station: skip`` a station whose
     input is unusable is left out and reported; with ``fail`` its error stops the run and nothing
     is written. ``workers`` (a new local dask cluster of that many processes) or ``scheduler`` (an
     existing one) grid the stations in parallel; the file is the same as a serial run's.
     ``append`` adds the grid steps of this config to the existing ``out`` (see
-    :mod:`hydroseq.ingest.append`).
+    :mod:`hydroseq.ingest.append`). ``show_progress`` draws a progress bar on a terminal.
     """
     out = Path(out)
     grid = build_grid(config.grid)
@@ -38,10 +38,10 @@ def ingest(config: IngestConfig, out: str | Path, workers: int | None = None, sc
     plans, files, dropped = plan_sources(config, stations)
     results: list[StationResult] = []
     if workers is not None or scheduler is not None:
-        results = _grid_on_dask(config, stations, plans, grid, dropped, workers, scheduler, progress)
+        results = _grid_on_dask(config, stations, plans, grid, dropped, workers, scheduler, show_progress)
     else:
         # disable=None: the bar is drawn on a terminal only, so logs and piped stderr hold just the errors
-        for station in tqdm(stations, desc="reading sources", unit="station", disable=None if progress else True):
+        for station in tqdm(stations, desc="reading sources", unit="station", disable=None if show_progress else True):
             if station.id in dropped:
                 continue
             try:
@@ -58,8 +58,6 @@ def ingest(config: IngestConfig, out: str | Path, workers: int | None = None, sc
     with publish_set(manifest_path(out)) as staged:  # the dataset and its report appear together
         write_dataset(ds, staged.path(out))
         save_report(report, {kind: staged.path(path) for kind, path in report.paths.items()})
-    if progress:
-        print_report(report)
     return report
 
 
@@ -102,12 +100,13 @@ def _skip_or_raise(config: IngestConfig, dropped: dict[str, str], station_id: st
 
 def _grid_on_dask(config: IngestConfig, stations: list[Station], plans: dict[str, list[SourcePlan]], grid: TimeGrid,
                   dropped: dict[str, str], workers: int | None, scheduler: str | None,
-                  progress: bool) -> list[StationResult]:
+                  show_progress: bool) -> list[StationResult]:
     """The per-station loop above, run on a dask cluster (see :mod:`hydroseq.ingest.distributed`)."""
     from hydroseq.ingest.distributed import grid_stations_on_dask
 
     todo = [station for station in stations if station.id not in dropped]
-    outcomes = grid_stations_on_dask(todo, plans, grid, workers=workers, scheduler=scheduler, progress=progress)
+    outcomes = grid_stations_on_dask(todo, plans, grid, workers=workers, scheduler=scheduler,
+                                    show_progress=show_progress)
     results = []
     for station, outcome in zip(todo, outcomes):
         if isinstance(outcome, InputDataError):

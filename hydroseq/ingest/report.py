@@ -14,17 +14,12 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+import pandas as pd
+import xarray as xr
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-import xarray as xr  # noqa: E402
-from rich.console import Console  # noqa: E402
-from rich.table import Table  # noqa: E402
-
-from hydroseq.fileio import atomic_path, write_text_atomic  # noqa: E402
+from hydroseq.fileio import atomic_path, write_text_atomic
 
 
 @dataclass
@@ -109,7 +104,8 @@ def save_report(report: IngestReport, paths: dict[str, Path] | None = None) -> N
 
 def _histogram(report: IngestReport, path: Path) -> None:
     lengths = [length for runs in report.records.values() for length in runs]
-    figure, axes = plt.subplots(figsize=(7, 4))
+    figure = Figure(figsize=(7, 4))
+    axes = figure.subplots()
     if lengths:
         bins = np.unique(np.geomspace(1, max(lengths) + 1, 30).astype(int))
         axes.hist(lengths, bins=bins, color="steelblue", edgecolor="white")
@@ -120,30 +116,3 @@ def _histogram(report: IngestReport, path: Path) -> None:
     figure.subplots_adjust(left=0.11, right=0.97, bottom=0.13, top=0.9)  # tight_layout costs ~0.5 s
     with atomic_path(path) as tmp:
         figure.savefig(tmp, format="png", dpi=100)
-    plt.close(figure)
-
-
-def print_report(report: IngestReport, console: Console | None = None) -> None:
-    """The per-station summary table, then the dropped stations."""
-    console = console or Console(width=None if Console().is_terminal else 130)
-    table = Table(title=f"ingested {len(report.stations)} station(s) -> {report.output}")
-    columns = ["station", "first_valid", "last_valid", "coverage_all", "gaps", "longest_gap", "records",
-               "longest_record", "marked_missing"]
-    for column in columns:
-        table.add_column(column, justify="left" if column == "station" else "right")
-    for row in report.stations.itertuples(index=False):
-        table.add_row(*(_cell(getattr(row, column)) for column in columns))
-    console.print(table)
-    for station_id, reason in report.dropped.items():
-        console.print(f"[yellow]dropped {station_id}[/yellow]: {reason}")
-    console.print(f"report: {report.paths['csv']}, {report.paths['json']}, {report.paths['png']}")
-
-
-def _cell(value: object) -> str:
-    if isinstance(value, pd.Timestamp):
-        return value.strftime("%Y-%m-%d %H:%M")
-    if isinstance(value, float):
-        return "" if np.isnan(value) else f"{value:.3f}"
-    if value is pd.NaT:
-        return ""
-    return str(value)

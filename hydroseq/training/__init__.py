@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from hydroseq.training.evaluate import evaluate
-from hydroseq.training.loop import TrainResult, train
+from hydroseq.training.evaluate import Evaluation, evaluate
+from hydroseq.training.loop import train
+from hydroseq.training.result import TrainResult
 
-__all__ = ["TrainResult", "evaluate", "train"]
+__all__ = ["Evaluation", "TrainResult", "evaluate", "train"]

@@ -15,19 +15,20 @@ epoch metrics combined over ranks, and every rank's generator states for an exac
 
 from __future__ import annotations
 
-import argparse
 import atexit
 import os
 import sys
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
-from hydroseq.config import TrainingConfig
+from hydroseq.config import TrainConfig, TrainingConfig, dump_config
 from hydroseq.errors import ConfigError, HydroseqError
 from hydroseq.training.runtime import available_cores, resolve_device
 
@@ -166,29 +167,43 @@ def teardown() -> None:
         dist.destroy_process_group()
 
 
-def torchrun_arguments(args: argparse.Namespace) -> list[str]:
-    """The ``torchrun`` command line (without the program name) that ``hydroseq train --nproc N`` runs."""
-    command = ["--standalone", f"--nproc_per_node={args.nproc}", "-m", "hydroseq", "train",
-               "--config", str(args.config)]
-    if args.data is not None:
-        command += ["--data", str(args.data)]
-    if args.resume:
+@dataclass(frozen=True)
+class LaunchOptions:
+    """How :func:`launch` starts the training processes: ``nproc`` of them, and what each trains.
+
+    ``data_path``, ``resume`` and ``tracking_uri`` are those of :func:`hydroseq.training.train`.
+    """
+
+    nproc: int
+    data_path: Path | None = None
+    resume: bool = False
+    tracking_uri: str | None = None
+
+
+def torchrun_arguments(config_file: Path, options: LaunchOptions) -> list[str]:
+    """The ``torchrun`` command line (without the program name) that trains the config in ``config_file``."""
+    command = ["--standalone", f"--nproc_per_node={options.nproc}", "-m", "hydroseq", "train",
+               "--config", str(config_file)]
+    if options.data_path is not None:
+        command += ["--data", str(options.data_path)]
+    if options.resume:
         command.append("--resume")
-    if args.tracking_uri:
-        command += ["--tracking-uri", args.tracking_uri]
+    if options.tracking_uri:
+        command += ["--tracking-uri", options.tracking_uri]
     return command
 
 
-def launch(args: argparse.Namespace) -> int:
-    """``hydroseq train --nproc N``: ``torchrun --standalone --nproc_per_node N -m hydroseq train ...``
-    on this machine; returns 0 when every process finished.
+def launch(config: TrainConfig, options: LaunchOptions) -> None:
+    """Train ``config`` with ``options.nproc`` DDP processes on this machine (``hydroseq train --nproc N``).
 
-    For several machines run ``torchrun`` yourself (see docs/scale-out.md).
+    Runs ``torchrun --standalone --nproc_per_node N -m hydroseq train ...``; every process reads
+    ``config`` from a temporary YAML file, removed when they have finished. For several machines
+    run ``torchrun`` yourself (see docs/scale-out.md).
 
     Raises
     ------
     ConfigError
-        ``--nproc`` given inside a job that torchrun already started.
+        Called inside a job that torchrun already started.
     HydroseqError
         A training process failed (its rank and exit code are named; its traceback is above).
     """
@@ -198,12 +213,15 @@ def launch(args: argparse.Namespace) -> int:
     if launched_by_torchrun():
         raise ConfigError("--nproc starts its own processes: leave it out when running under torchrun")
     sys.stdout.flush()
-    try:
-        run(get_args_parser().parse_args(torchrun_arguments(args)))
-    except ChildFailedError as error:
-        failures = ", ".join(f"rank {rank} exit code {failure.exitcode}" for rank, failure in error.failures.items())
-        raise HydroseqError(f"distributed training failed ({failures})") from None
-    return 0
+    with tempfile.TemporaryDirectory(prefix="hydroseq-launch-") as folder:
+        config_file = Path(folder) / "train.yaml"
+        config_file.write_text(dump_config(config))
+        try:
+            run(get_args_parser().parse_args(torchrun_arguments(config_file, options)))
+        except ChildFailedError as error:
+            failures = ", ".join(f"rank {rank} exit code {failure.exitcode}"
+                                 for rank, failure in error.failures.items())
+            raise HydroseqError(f"distributed training failed ({failures})") from None
 
 
-__all__ = ["DistributedContext", "launch", "launched_by_torchrun", "setup", "teardown", "torchrun_arguments"]
+__all__ = ["DistributedContext", "LaunchOptions", "launch", "launched_by_torchrun", "setup", "teardown", "torchrun_arguments"]

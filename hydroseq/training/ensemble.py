@@ -11,6 +11,7 @@ run id like any other. ``--resume`` skips the members recorded as finished in
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -22,8 +23,8 @@ from hydroseq.training import checkpoint as ckpt
 from hydroseq.training import tracking
 from hydroseq.training.data import load_training_data
 from hydroseq.training.finish import finish_run, start_run
+from hydroseq.training.result import MemberCallback, TrainResult
 from hydroseq.training.runtime import resolve_device
-from hydroseq.training.summary import print_ensemble_summary
 
 ENSEMBLE_RECORD = "ensemble.json"
 
@@ -39,12 +40,14 @@ def member_config(config: TrainConfig, member: int) -> TrainConfig:
 
 
 def train_ensemble(config: TrainConfig, data_path: str | Path | None, resume: bool, tracking_uri: str | None,
-                   train_member) -> dict:
-    """Train every member, then log the ensemble to the parent run; returns ``train``'s result fields.
+                   train_member: Callable[..., TrainResult], on_member: MemberCallback | None = None,
+                   show_progress: bool = True) -> TrainResult:
+    """Train every member, then log the ensemble to the parent run; returns the parent run's result.
 
     ``train_member(config, data_path, resume, tracking_uri, parent_run_id=...)`` trains one member
-    (:func:`hydroseq.training.train`; passed in so that this module does not import the loop).
-    The result also holds ``results``: what ``train_member`` returned for each member trained now.
+    (:func:`hydroseq.training.train`; passed in so that this module does not import the loop) and
+    ``on_member`` gets its result. The result's best epoch and NSE are those of the best member;
+    its epochs and history those of the members trained by this call (resume skips finished ones).
     """
     out_dir = Path(config.training.output_dir)
     record_path = out_dir / ENSEMBLE_RECORD
@@ -60,6 +63,8 @@ def train_ensemble(config: TrainConfig, data_path: str | Path | None, resume: bo
         member_cfg = member_config(config, member)
         member_resume = resume and (Path(member_cfg.training.output_dir) / "last.pt").exists()
         result = train_member(member_cfg, data_path, member_resume, tracking_uri, parent_run_id=parent)
+        if on_member is not None:
+            on_member(result)
         results.append(result)
         finished[str(member)] = {"run_id": result.run_id, "best_epoch": result.best_epoch,
                                  "best_val_median_nse": result.best_val_median_nse}
@@ -76,6 +81,9 @@ def train_ensemble(config: TrainConfig, data_path: str | Path | None, resume: bo
         mlflow.set_tags({"ensemble_members": json.dumps(combined.member_run_ids)})
         for member, info in finished.items():
             mlflow.log_metric("member_best_val_median_nse", info["best_val_median_nse"], step=int(member))
-        finish_run(config, data, out_dir, resolve_device(config.training.device))
-    print_ensemble_summary(finished, parent, uri, out_dir)
-    return {"run_id": parent, "tracking_uri": uri, "output_dir": out_dir, "members": finished, "results": results}
+        validation = finish_run(config, data, out_dir, resolve_device(config.training.device), show_progress)
+    best = max(finished.values(), key=lambda info: info["best_val_median_nse"])
+    return TrainResult(parent, uri, out_dir, int(best["best_epoch"]), float(best["best_val_median_nse"]),
+                       sum(result.epochs_completed for result in results),
+                       [entry for result in results for entry in result.history],
+                       validation=validation, members=finished)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import mlflow
@@ -9,24 +10,40 @@ import mlflow
 from hydroseq.config import TrackingConfig
 from hydroseq.dataset import load_station_data
 from hydroseq.errors import ConfigError
-from hydroseq.training.report import SplitReport, print_report, report_split
+from hydroseq.training.report import SplitReport, report_split
 from hydroseq.training.runtime import resolve_device, set_threads
 from hydroseq.training.tracking import load_run_checkpoint, resolve_tracking_uri, use_tracking_uri
 
 
+@dataclass(frozen=True)
+class Evaluation:
+    """What :func:`evaluate` returns: the scores, and on which data they were computed.
+
+    ``trained_on_this_data`` is False when the dataset's checksum differs from the one the run
+    was trained on (scores on other data than intended, e.g. a file ingested anew).
+    """
+
+    report: SplitReport
+    period: str
+    data_path: Path
+    trained_on_this_data: bool
+
+
 def evaluate(run_id: str, period: str = "test", tracking_uri: str | None = None,
-             data_path: str | Path | None = None) -> SplitReport:
+             data_path: str | Path | None = None, show_progress: bool = True) -> Evaluation:
     """Score run ``run_id`` on ``period`` (train, validation or test) and log the result to the same run.
 
     Per station: NSE, KGE (r, alpha, beta), RMSE and bias of the model and of two baselines on the
     same steps, persistence and the training-period day-of-year climatology. Writes
-    ``metrics_<period>.csv`` and hydrographs to ``<output_dir>/evaluation/``, prints medians and
-    means over stations and logs metrics and files to the run.
+    ``metrics_<period>.csv`` and hydrographs to ``<output_dir>/evaluation/`` and logs metrics and
+    files to the run.
 
     Parameters
     ----------
     data_path
         Ingested NetCDF; default: the file the run was trained on (its ``data_path`` tag).
+    show_progress
+        Draw a progress bar on a terminal.
     """
     if period not in ("train", "validation", "test"):
         raise ConfigError(f"period must be train, validation or test, not {period!r}")
@@ -35,16 +52,14 @@ def evaluate(run_id: str, period: str = "test", tracking_uri: str | None = None,
     model, config = checkpoint.build_model(), checkpoint.config
     path = Path(data_path or run.data.tags.get("data_path", ""))
     station_data = load_station_data(path, config.data)
-    if station_data.checksum != run.data.tags.get("dataset_checksum"):
-        print(f"warning: {path} is not the dataset this run was trained on (checksum differs)")
     set_threads(config.training)
     device = resolve_device(config.training.device)
     out_dir = Path(config.training.output_dir) / "evaluation"
-    report = report_split(model.to(device), station_data, checkpoint.scalers, config, period, device, out_dir)
-    print_report(report, period)
+    report = report_split(model.to(device), station_data, checkpoint.scalers, config, period, device, out_dir,
+                          show_progress=show_progress)
     with use_tracking_uri(uri), mlflow.start_run(run_id=run_id):
         mlflow.log_metrics(report.summary)
         mlflow.log_artifact(str(report.csv_path), "evaluation")
         for plot in report.plot_paths:
             mlflow.log_artifact(str(plot), f"evaluation/hydrographs_{period}")
-    return report
+    return Evaluation(report, period, path, station_data.checksum == run.data.tags.get("dataset_checksum"))

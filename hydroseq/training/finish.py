@@ -17,7 +17,7 @@ from hydroseq.training import checkpoint as ckpt
 from hydroseq.training import store
 from hydroseq.training import tracking
 from hydroseq.training.data import TrainingData
-from hydroseq.training.report import print_report, report_split
+from hydroseq.training.report import SplitReport, report_split
 
 MODEL_ARTIFACT = "model"
 
@@ -62,8 +62,11 @@ def start_run(config: TrainConfig, data: TrainingData, tracking_uri: str, out_di
     return run_id
 
 
-def finish_run(config: TrainConfig, data: TrainingData, out_dir: Path, device: torch.device) -> None:
+def finish_run(config: TrainConfig, data: TrainingData, out_dir: Path, device: torch.device,
+               show_progress: bool = True) -> SplitReport:
     """Inside the active run: score the best checkpoint on the validation split, log it and the model.
+
+    Returns the validation scores of the best checkpoint.
 
     Run again after a kill (``--resume`` of a run whose epochs were all committed) it logs no metric
     twice and no second model.
@@ -72,8 +75,7 @@ def finish_run(config: TrainConfig, data: TrainingData, out_dir: Path, device: t
     model = ckpt.Checkpoint.load(best_path).build_model()
     model.to(device)
     report = report_split(model, data.station_data, data.scalers, config, "validation", device, out_dir,
-                          late_gauge=False)
-    print_report(report, "validation (best epoch)")
+                          late_gauge=False, show_progress=show_progress)
     run = mlflow.active_run().info
     store.log_new_metrics(mlflow.get_tracking_uri(), run.run_id, config.tracking, [{store.STEP_KEY: 0, **report.summary}])
     mlflow.log_artifact(str(best_path), tracking.BEST_CHECKPOINT_ARTIFACT)
@@ -82,6 +84,7 @@ def finish_run(config: TrainConfig, data: TrainingData, out_dir: Path, device: t
         mlflow.log_artifact(str(plot), "hydrographs_validation")
     if not keep_complete_model(run.run_id, run.experiment_id):
         log_model(model.cpu())
+    return report
 
 
 def keep_complete_model(run_id: str, experiment_id: str) -> bool:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 
 import mlflow
@@ -33,26 +33,14 @@ from hydroseq.training.data import TrainingData, load_training_data
 from hydroseq.training.predict import eval_batch_size, predict_split
 from hydroseq.training.runtime import EarlyStopping, lr_factor, peak_memory_mb, resolve_lstm_path, set_threads
 from hydroseq.training.finish import finish_run, start_run
+from hydroseq.training.result import EpochCallback, MemberCallback, TrainResult
 from hydroseq.training.scoring import scaled_mse, score_stations, summarise
-from hydroseq.training.summary import print_training_summary
-
-
-@dataclass
-class TrainResult:
-    """What :func:`train` returns: the MLflow run, where the checkpoints are, and the history."""
-
-    run_id: str
-    tracking_uri: str
-    output_dir: Path
-    best_epoch: int
-    best_val_median_nse: float
-    epochs_completed: int
-    history: list[dict[str, float]] = field(default_factory=list)
 
 
 def train(config: TrainConfig, data_path: str | Path | None = None, resume: bool = False,
-          tracking_uri: str | None = None, parent_run_id: str | None = None) -> TrainResult:
-    """Train the configured LSTM, tracked in MLflow; returns the run id and the history.
+          tracking_uri: str | None = None, parent_run_id: str | None = None, *, show_progress: bool = True,
+          on_epoch: EpochCallback | None = None, on_member: MemberCallback | None = None) -> TrainResult:
+    """Train the configured LSTM, tracked in MLflow; returns the run, the history and the final scores.
 
     ``resume`` continues from ``<output_dir>/last.pt`` (same MLflow run, same scalers, generator
     states restored; ``best.pt`` and the MLflow metrics of the committed epochs completed first), so
@@ -61,10 +49,13 @@ def train(config: TrainConfig, data_path: str | Path | None = None, resume: bool
     and writes checkpoints (see :mod:`hydroseq.training.distributed`).
     ``training.ensemble > 1`` trains the members one after the other as child runs of
     ``parent_run_id`` (see :mod:`hydroseq.training.ensemble`); the result is the parent run's.
+    Nothing is printed: ``on_epoch`` gets each epoch's history entry once it is validated,
+    ``on_member`` each ensemble member's result; ``show_progress`` draws progress bars on a terminal.
     """
     cfg = config.training
     if cfg.ensemble > 1:
-        return _train_ensemble(config, data_path, resume, tracking_uri)
+        member = functools.partial(train, show_progress=show_progress, on_epoch=on_epoch)
+        return train_ensemble(config, data_path, resume, tracking_uri, member, on_member, show_progress)
     set_threads(cfg)
     ddp = distributed.setup(cfg)  # under torchrun: process group, this rank's device and share of the cores
     device = ddp.device
@@ -80,6 +71,7 @@ def train(config: TrainConfig, data_path: str | Path | None = None, resume: bool
     loader = make_loader(data.train_set, config.batching, shuffle=True, seed=cfg.seed,
                          num_replicas=ddp.world_size, rank=ddp.rank)
     history: list[dict[str, float]] = []
+    stopped_early_after: int | None = None
     if last:
         model.load_state_dict(last.model_state)
         optimizer.load_state_dict(last.optimizer_state)
@@ -103,15 +95,14 @@ def train(config: TrainConfig, data_path: str | Path | None = None, resume: bool
     with tracking.use_tracking_uri(uri), (mlflow.start_run(run_id=run_id) if ddp.is_main else contextlib.nullcontext()):
         for epoch in range(first_epoch, cfg.epochs):
             loader.sampler.set_epoch(epoch)
-            metrics = train_one_epoch(trained, optimizer, loader, data, config, device, epoch)
+            metrics = train_one_epoch(trained, optimizer, loader, data, config, device, epoch, show_progress)
             scheduler.step()
             metrics.update(validate(model, data, config, device))
             metrics = ddp.combine_metrics(metrics)
             improved = stopper.update(metrics["val_median_nse"], epoch)
             history.append({"epoch": epoch, **metrics})
-            print(f"epoch {epoch}: train loss {metrics['train_loss']:.4f}, val median NSE "
-                  f"{metrics['val_median_nse']:.3f}, {metrics['valid_timesteps_per_s']:,.0f} valid steps/s, "
-                  f"{metrics['epoch_seconds']:.0f} s", flush=True)
+            if on_epoch is not None:
+                on_epoch(history[-1])
             checkpoint = ckpt.Checkpoint(
                 model.state_dict(), config, data.feature_names, data.n_outputs, data.scalers, run_id,
                 epoch=epoch + 1, optimizer_state=optimizer.state_dict(), scheduler_state=scheduler.state_dict(),
@@ -120,30 +111,18 @@ def train(config: TrainConfig, data_path: str | Path | None = None, resume: bool
             if ddp.is_main:
                 ckpt.commit_epoch(out_dir, checkpoint, improved, log_new_metrics)
             if stopper.should_stop:
-                print(f"early stopping after epoch {epoch}: no better validation median NSE for {cfg.patience} epochs")
+                stopped_early_after = epoch
                 break
         del trained  # DDP's reducer holds the process group: drop it before the group goes
         ddp.finish()  # the last collective; what follows is rank 0's alone
-        if ddp.is_main:
-            finish_run(config, data, out_dir, device)
-    if ddp.is_main:
-        print_training_summary(history, stopper, run_id, uri, out_dir)
+        validation = finish_run(config, data, out_dir, device, show_progress) if ddp.is_main else None
     return TrainResult(run_id, uri, out_dir, stopper.best_epoch, stopper.best_nse,
-                       int(history[-1]["epoch"]) + 1 if history else 0, history)
-
-
-def _train_ensemble(config: TrainConfig, data_path: str | Path | None, resume: bool,
-                    tracking_uri: str | None) -> TrainResult:
-    outcome = train_ensemble(config, data_path, resume, tracking_uri, train)
-    best = max(outcome["members"].values(), key=lambda info: info["best_val_median_nse"])
-    trained = outcome["results"]  # the members trained by this call (resume skips finished ones)
-    return TrainResult(outcome["run_id"], outcome["tracking_uri"], outcome["output_dir"], int(best["best_epoch"]),
-                       float(best["best_val_median_nse"]), sum(r.epochs_completed for r in trained),
-                       [entry for result in trained for entry in result.history])
+                       int(history[-1]["epoch"]) + 1 if history else 0, history, stopped_early_after, validation)
 
 
 def train_one_epoch(model: torch.nn.Module, optimizer: torch.optim.Optimizer, loader, data: TrainingData,
-                    config: TrainConfig, device: torch.device, epoch: int) -> dict[str, float]:
+                    config: TrainConfig, device: torch.device, epoch: int,
+                    show_progress: bool = True) -> dict[str, float]:
     """One pass over the training batches; the only host syncs are every ``log_every`` steps and at the end."""
     cfg = config.training
     model.train()
@@ -152,7 +131,8 @@ def train_one_epoch(model: torch.nn.Module, optimizer: torch.optim.Optimizer, lo
     loss_sum = torch.zeros((), device=device)
     n_batches = samples = valid_steps = padded_steps = 0
     start = time.perf_counter()
-    progress = tqdm(loader, total=total_batches, desc=f"epoch {epoch}", unit="batch", leave=False, disable=None)
+    progress = tqdm(loader, total=total_batches, desc=f"epoch {epoch}", unit="batch", leave=False,
+                    disable=None if show_progress else True)  # None: only on a terminal
     for step, batch in enumerate(progress):
         if step >= total_batches:
             break

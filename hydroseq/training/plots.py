@@ -5,21 +5,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")  # files only; training machines have no display
-
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
-from hydroseq.fileio import atomic_path  # noqa: E402
+from hydroseq.fileio import atomic_path
 
 
 def plot_hydrograph(path: str | Path, times: np.ndarray, obs: np.ndarray, sim: np.ndarray, station: str,
                     nse: float, ylabel: str = "discharge", baseline: np.ndarray | None = None,
                     baseline_name: str = "") -> Path:
     """Write one station's observed and simulated series (and optionally a baseline) as a PNG."""
-    figure, axis = plt.subplots(figsize=(11, 3.5), layout="constrained")
+    figure = Figure(figsize=(11, 3.5), layout="constrained")
+    axis = figure.subplots()
     axis.plot(times, obs, color="black", linewidth=0.8, label="observed")
     axis.plot(times, sim, color="tab:blue", linewidth=0.8, label=f"simulated (NSE {nse:.2f})")
     if baseline is not None:
@@ -30,7 +27,6 @@ def plot_hydrograph(path: str | Path, times: np.ndarray, obs: np.ndarray, sim: n
     path = Path(path)
     with atomic_path(path) as tmp:
         figure.savefig(tmp, dpi=110, format="png")
-    plt.close(figure)
     return path
 
 

@@ -1,4 +1,4 @@
-"""Scoring a trained model on one split against the baselines: CSV, hydrographs, printed summary."""
+"""Scoring a trained model on one split against the baselines: CSV and hydrographs."""
 
 from __future__ import annotations
 
@@ -8,8 +8,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import torch
-from rich.console import Console
-from rich.table import Table
 
 from hydroseq.baselines import doy_climatology, persistence
 from hydroseq.config import TrainConfig
@@ -75,7 +73,7 @@ def baseline_forecasts(station_data: StationData, config: TrainConfig, predictio
 
 def report_split(model: LSTMModel, station_data: StationData, scalers: Scalers, config: TrainConfig, split: str,
                  device: torch.device, out_dir: str | Path, n_plots: int = 4,
-                 late_gauge: bool = True) -> SplitReport:
+                 late_gauge: bool = True, show_progress: bool = True) -> SplitReport:
     """Predict ``split``, score model and baselines per station, write a CSV and a few hydrographs.
 
     ``late_gauge`` adds the :data:`HIDDEN_SCENARIOS` for models that read the observed target (the
@@ -86,7 +84,7 @@ def report_split(model: LSTMModel, station_data: StationData, scalers: Scalers, 
     hidden = HIDDEN_SCENARIOS if late_gauge and reads_observed else ()
     predictions = {scenario: predict_split(model, station_data, scalers, config.data, split, device,
                                            batch_size=eval_batch_size(config.batching.batch_size), stride=config.training.eval_stride,
-                                           show_progress=True, hide_last=scenario)
+                                           show_progress=show_progress, hide_last=scenario)
                    for scenario in (0, *hidden)}
     prediction = predictions[0]
     station_ids = list(station_data.station_ids)
@@ -110,21 +108,3 @@ def report_split(model: LSTMModel, station_data: StationData, scalers: Scalers, 
                              prediction.times, prediction.obs, prediction.sim[0], model_nse,
                              ylabel=f"{config.data.target}{units}")
     return SplitReport(scores, summary, csv_path, plots)
-
-
-def print_report(report: SplitReport, split: str, console: Console | None = None) -> None:
-    """A table of the median and mean over stations of NSE and KGE (and medians of RMSE, bias) per forecast."""
-    table = Table(title=f"{split}: scores over stations")
-    columns = ("lead", "forecast", "NSE median", "NSE mean", "KGE median", "KGE mean", "RMSE median",
-               "bias median", "stations")
-    for column in columns:
-        table.add_column(column, justify="left" if column == "forecast" else "right", no_wrap=True)
-    for (lead, forecast), group in report.scores.groupby(["lead", "forecast"], sort=True):
-        cells = [f"{group['nse'].median():.3f}", f"{group['nse'].mean():.3f}", f"{group['kge'].median():.3f}",
-                 f"{group['kge'].mean():.3f}", f"{group['rmse'].median():.3f}", f"{group['bias'].median():.3f}"]
-        table.add_row(str(lead), forecast, *cells, str(int(group["nse"].notna().sum())))
-    console = console or Console(width=max(Console().width, 120))
-    console.print(table)
-    for key, value in report.summary.items():
-        if key.endswith("stations_beating_persistence"):
-            console.print(f"{key}: {int(value)} of {report.scores['station'].nunique()} stations")

@@ -92,7 +92,7 @@ def caravan_nc(tmp_path_factory: pytest.TempPathFactory) -> Path:
     previous = Path.cwd()
     os.chdir(REPO_ROOT)  # the config's paths are relative to the project root
     try:
-        ingest_module.ingest(load_config(config_path, IngestConfig), out, progress=False)
+        ingest_module.ingest(load_config(config_path, IngestConfig), out, show_progress=False)
     finally:
         os.chdir(previous)
     return out

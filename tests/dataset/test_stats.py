@@ -12,6 +12,7 @@ from rich.console import Console
 from hydroseq.batching.padding import padding_by_strategy, padding_figures
 from hydroseq.batching.stats import run_stats
 from hydroseq.cli import main
+from hydroseq.cli.stats import print_stats
 from hydroseq.config import BatchingConfig, TrainConfig, load_config
 from hydroseq.errors import ConfigError
 
@@ -27,7 +28,8 @@ def _config(name: str, tmp_path: Path) -> TrainConfig:
 def test_stats_on_real_caravan_data(caravan_nc: Path, tmp_path: Path, name: str) -> None:
     config = _config(name, tmp_path)
     console = Console(record=True, width=140)
-    report = run_stats(config, caravan_nc, tmp_path / "stats", console=console)
+    report = run_stats(config, caravan_nc, tmp_path / "stats")
+    print_stats(report, config, console)
     text = console.export_text()
     assert "P95" in text and "global_pad" in text and "bucket" in text
     assert (tmp_path / "stats" / "length_histogram.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -45,7 +45,7 @@ def ingest_caravan(out: Path, start: dt.date, end: dt.date) -> Path:
     for source in config.sources:
         source.path = str(REPO_ROOT / source.path)
     config.grid.start, config.grid.end = start, end
-    ingest(config, out, progress=False)
+    ingest(config, out, show_progress=False)
     return out
 
 

@@ -51,7 +51,7 @@ def _edit(path: Path, line: int, new: str | None) -> None:
 
 
 def _run(folder: Path, config: dict):
-    return ingest(validate_config(config, IngestConfig), folder / "out" / "data.nc", progress=False)
+    return ingest(validate_config(config, IngestConfig), folder / "out" / "data.nc", show_progress=False)
 
 
 CASES = [

@@ -60,7 +60,7 @@ def set_value(path: Path, line: int, column: str, text: str) -> None:
 def run(config: dict, folder: Path):
     """``("error", message)`` or ``("report", report)``; any other exception fails the test."""
     try:
-        return "report", ingest(validate_config(config, IngestConfig), folder / "out" / "data.nc", progress=False)
+        return "report", ingest(validate_config(config, IngestConfig), folder / "out" / "data.nc", show_progress=False)
     except HydroseqError as error:
         assert not (folder / "out" / "data.nc").exists()
         return "error", str(error)

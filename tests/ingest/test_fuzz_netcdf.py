@@ -48,7 +48,7 @@ def copy_as(data_dir: Path, path: Path, file_format: str) -> Path:
 
 def run(setup: dict, folder: Path):
     try:
-        return "report", ingest(validate_config(setup, IngestConfig), folder / "out.nc", progress=False)
+        return "report", ingest(validate_config(setup, IngestConfig), folder / "out.nc", show_progress=False)
     except HydroseqError as error:
         assert not (folder / "out.nc").exists()
         return "error", str(error)

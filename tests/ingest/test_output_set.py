@@ -65,7 +65,7 @@ def sets(configs: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> 
     hashes = {}
     for label, config in configs.items():
         out = tmp_path_factory.mktemp(label) / "d.nc"
-        ingest(load_config(config, IngestConfig), out, progress=False)
+        ingest(load_config(config, IngestConfig), out, show_progress=False)
         assert sorted(path.name for path in out.parent.iterdir()) == SET
         hashes[label] = _contents(out)
     return hashes
@@ -73,7 +73,7 @@ def sets(configs: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> 
 
 @pytest.fixture
 def old_set(configs: dict[str, Path], tmp_path: Path) -> Path:
-    ingest(load_config(configs["old"], IngestConfig), tmp_path / "d.nc", progress=False)
+    ingest(load_config(configs["old"], IngestConfig), tmp_path / "d.nc", show_progress=False)
     return tmp_path / "d.nc"
 
 

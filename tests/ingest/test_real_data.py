@@ -26,7 +26,7 @@ def ingested(repo_root, tmp_path_factory):
         patch.chdir(repo_root)
         for name in ("caravan_daily", "camels_us", "charlotte_hourly", "charlotte_daily"):
             config = load_config(f"configs/ingest_{name}.yaml", IngestConfig)
-            report = ingest(config, out / f"{name}.nc", progress=False)
+            report = ingest(config, out / f"{name}.nc", show_progress=False)
             results[name] = (xr.open_dataset(out / f"{name}.nc"), report)
     yield results
     for ds, _ in results.values():

@@ -59,7 +59,7 @@ def test_ebnit_hourly_config_ingests_the_bundled_files_row_by_row(repo_root: Pat
                                                                  monkeypatch) -> None:
     monkeypatch.chdir(repo_root)
     config = load_config("configs/ingest_ebnit_hourly.yaml", IngestConfig)
-    ingest(config, tmp_path / "ebnit.nc", progress=False)
+    ingest(config, tmp_path / "ebnit.nc", show_progress=False)
     rain = np.loadtxt(repo_root / "data/subdaily_ebnit_at/p_ebni.csv")
     discharge = np.loadtxt(repo_root / "data/subdaily_ebnit_at/q_host.csv")
     with xr.open_dataset(tmp_path / "ebnit.nc") as ds:

@@ -63,7 +63,7 @@ def _train_and_export(data: Path, work: Path) -> Path:
 def setup(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     work = tmp_path_factory.mktemp("daily")
     data = work / "data" / "ingested.nc"
-    ingest(_ingest_config(dt.date(2013, 1, 1), dt.date(2014, 6, 20)), data, progress=False)
+    ingest(_ingest_config(dt.date(2013, 1, 1), dt.date(2014, 6, 20)), data, show_progress=False)
     model = _train_and_export(data, work)
     base = work / "ingest_daily.yaml"
     base.write_text(dump_config(_ingest_config(dt.date(2014, 6, 20), dt.date(2014, 6, 20))))
@@ -98,8 +98,9 @@ def test_daily_job_appends_forecasts_and_publishes(setup: dict[str, Path], tmp_p
     assert lines[0] == "station,issue_time,lead,valid_time,value" and len(lines) == 32
     assert all(",2014-07-01T08:00:00Z," in line for line in lines[1:])
     # the same forecast as from one full ingest: appending lost or shifted nothing
-    ingest(_ingest_config(dt.date(2013, 1, 1), dt.date(2014, 6, 30)), tmp_path / "full.nc", progress=False)
-    assert run_forecast(setup["model"], tmp_path / "full.nc", "2014-06-30", out=tmp_path / "direct.nc") == 0
+    ingest(_ingest_config(dt.date(2013, 1, 1), dt.date(2014, 6, 30)), tmp_path / "full.nc", show_progress=False)
+    direct = run_forecast(setup["model"], tmp_path / "full.nc", "2014-06-30", out=tmp_path / "direct.nc")
+    assert direct.stations_forecast > 0
     assert (tmp_path / "direct.csv").read_bytes() == csv_file.read_bytes()
 
     assert verify_set(published / "latest.manifest.json") == {nc.name: _sha(nc), csv_file.name: _sha(csv_file)}

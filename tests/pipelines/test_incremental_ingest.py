@@ -36,7 +36,7 @@ def _read(path: Path) -> xr.Dataset:
 @pytest.fixture(scope="module")
 def first_half(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("incremental") / "first.nc"
-    ingest(_config(dt.date(2014, 6, 1), dt.date(2014, 6, 30)), out, progress=False)
+    ingest(_config(dt.date(2014, 6, 1), dt.date(2014, 6, 30)), out, show_progress=False)
     return out
 
 
@@ -44,8 +44,8 @@ def test_appending_the_next_days_equals_one_ingest(first_half: Path, tmp_path: P
     daily = tmp_path / "daily.nc"
     daily.write_bytes(first_half.read_bytes())
     # the daily window overlaps the last 3 days, as the daily job's does (late observations)
-    ingest(_config(dt.date(2014, 6, 28), dt.date(2014, 7, 10)), daily, append=True, progress=False)
-    ingest(_config(dt.date(2014, 6, 1), dt.date(2014, 7, 10)), tmp_path / "full.nc", progress=False)
+    ingest(_config(dt.date(2014, 6, 28), dt.date(2014, 7, 10)), daily, append=True, show_progress=False)
+    ingest(_config(dt.date(2014, 6, 1), dt.date(2014, 7, 10)), tmp_path / "full.nc", show_progress=False)
     appended, full = _read(daily), _read(tmp_path / "full.nc")
     assert appended.sizes["time"] == 40
     assert appended.attrs["dataset_checksum"] == full.attrs["dataset_checksum"]
@@ -78,7 +78,7 @@ def test_gap_is_refused(first_half: Path, tmp_path: Path) -> None:
     daily = tmp_path / "daily.nc"
     daily.write_bytes(first_half.read_bytes())
     with pytest.raises(InputDataError, match="gap: the file ends at 2014-07-01 08:00:00"):
-        ingest(_config(dt.date(2014, 7, 5), dt.date(2014, 7, 10)), daily, append=True, progress=False)
+        ingest(_config(dt.date(2014, 7, 5), dt.date(2014, 7, 10)), daily, append=True, show_progress=False)
     assert daily.read_bytes() == first_half.read_bytes()
 
 
@@ -87,6 +87,6 @@ def test_other_stations_or_no_file_are_refused(first_half: Path, tmp_path: Path)
     daily.write_bytes(first_half.read_bytes())
     with pytest.raises(InputDataError, match="stations differ"):
         ingest(_config(dt.date(2014, 6, 30), dt.date(2014, 7, 2), stations=["01022500"]), daily, append=True,
-               progress=False)
+               show_progress=False)
     with pytest.raises(InputDataError, match="needs an existing dataset"):
-        ingest(_config(dt.date(2014, 6, 30), dt.date(2014, 7, 2)), tmp_path / "none.nc", append=True, progress=False)
+        ingest(_config(dt.date(2014, 6, 30), dt.date(2014, 7, 2)), tmp_path / "none.nc", append=True, show_progress=False)

@@ -49,7 +49,7 @@ def small_ingested(tmp_path_factory: pytest.TempPathFactory) -> Path:
     config = config.model_copy(update={
         "stations": config.stations.model_copy(update={"ids": TRAIN_STATIONS}),
         "grid": config.grid.model_copy(update={"end": dt.date(1986, 12, 31)})})
-    return ingest(config, tmp_path_factory.mktemp("scaleout_data") / "small.nc", progress=False).output
+    return ingest(config, tmp_path_factory.mktemp("scaleout_data") / "small.nc", show_progress=False).output
 
 
 def small_train_config(tmp: Path, data_path: Path, *, batching: dict | None = None, **training: object) -> TrainConfig:

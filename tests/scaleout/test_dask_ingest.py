@@ -58,8 +58,8 @@ def test_multi_source_config_on_an_existing_scheduler_matches_serial(tmp_path: P
                                                                      ingest_config) -> None:
     """CAMELS-US text layout: two sources per station, unit conversion through the area."""
     config = ingest_config("ingest_camels_us.yaml")
-    serial = ingest(config, tmp_path / "serial.nc", progress=False)
-    distributed = ingest(config, tmp_path / "dask.nc", scheduler=dask_cluster, progress=False)
+    serial = ingest(config, tmp_path / "serial.nc", show_progress=False)
+    distributed = ingest(config, tmp_path / "dask.nc", scheduler=dask_cluster, show_progress=False)
     assert_same_dataset(serial.output, distributed.output)
     assert len(distributed.stations) == 4
 
@@ -84,15 +84,15 @@ def test_bad_station_is_handled_as_in_the_serial_run(tmp_path: Path, dask_cluste
         "sources": [config.sources[0].model_copy(update={"path": str(sources / "[0-9]*.csv")})]})
     if policy == "fail":
         with pytest.raises(InputDataError) as serial_error:
-            ingest(config, tmp_path / "serial.nc", progress=False)
+            ingest(config, tmp_path / "serial.nc", show_progress=False)
         with pytest.raises(InputDataError) as dask_error:
-            ingest(config, tmp_path / "dask.nc", scheduler=dask_cluster, progress=False)
+            ingest(config, tmp_path / "dask.nc", scheduler=dask_cluster, show_progress=False)
         assert str(dask_error.value) == str(serial_error.value)
         assert "duplicated timestamp" in str(dask_error.value) and "line 102" in str(dask_error.value)
         assert not (tmp_path / "dask.nc").exists()
         return
-    serial = ingest(config, tmp_path / "serial.nc", progress=False)
-    distributed = ingest(config, tmp_path / "dask.nc", scheduler=dask_cluster, progress=False)
+    serial = ingest(config, tmp_path / "serial.nc", show_progress=False)
+    distributed = ingest(config, tmp_path / "dask.nc", scheduler=dask_cluster, show_progress=False)
     assert list(distributed.dropped) == [FEW_STATIONS[2]]
     assert distributed.dropped == serial.dropped
     assert_same_dataset(serial.output, distributed.output)
@@ -106,7 +106,7 @@ def test_stations_are_spread_over_both_worker_processes(dask_cluster: str, inges
     plans, _, _ = plan_sources(config, stations)
     with Client(dask_cluster) as observer, get_task_stream(observer) as stream:
         outcomes = grid_stations_on_dask(stations, plans, build_grid(config.grid), scheduler=dask_cluster,
-                                         progress=False)
+                                         show_progress=False)
     assert [outcome.station.id for outcome in outcomes] == [station.id for station in stations]
     workers = {task["worker"] for task in stream.data if task["key"].startswith("grid_chunk")}
     assert len(workers) == 2
@@ -159,8 +159,8 @@ def test_marked_missing_counts_are_the_serial_ones(tmp_path: Path, dask_cluster:
         "stations": config.stations.model_copy(update={"ids": FEW_STATIONS}),
         "sources": [config.sources[0].model_copy(update={"path": str(tmp_path / "[0-9]*.csv"),
                                                          "on_implausible": "mark_missing"})]})
-    serial = ingest(config, tmp_path / "serial.nc", progress=False)
-    distributed = ingest(config, tmp_path / "dask.nc", scheduler=dask_cluster, progress=False)
+    serial = ingest(config, tmp_path / "serial.nc", show_progress=False)
+    distributed = ingest(config, tmp_path / "dask.nc", scheduler=dask_cluster, show_progress=False)
     assert_same_dataset(serial.output, distributed.output)
     assert (tmp_path / "serial.report.csv").read_text() == (tmp_path / "dask.report.csv").read_text()
     counts = distributed.stations.set_index("station")["marked_missing"].to_dict()

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 import torch
 
-from hydroseq.cli import build_parser
-from hydroseq.config import TrainingConfig
+from hydroseq.config import TrainConfig, TrainingConfig, load_config
 from hydroseq.errors import ConfigError
-from hydroseq.training.distributed import DistributedContext, launch, setup, torchrun_arguments
+from hydroseq.training.distributed import DistributedContext, LaunchOptions, launch, setup, torchrun_arguments
 
+REPO_ROOT = Path(__file__).resolve().parents[2]
 LAUNCHER_ENV = {"RANK": "0", "WORLD_SIZE": "2", "LOCAL_RANK": "0", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "29599"}
 
 
@@ -38,16 +39,15 @@ def test_each_rank_resumes_its_own_generator_states() -> None:
 
 
 def test_nproc_becomes_a_standalone_torchrun_command() -> None:
-    args = build_parser().parse_args(["train", "--config", "c.yaml", "--nproc", "4", "--resume",
-                                      "--data", "d.nc", "--tracking-uri", "sqlite:///x.db"])
-    assert torchrun_arguments(args) == ["--standalone", "--nproc_per_node=4", "-m", "hydroseq", "train",
-                                        "--config", "c.yaml", "--data", "d.nc", "--resume",
-                                        "--tracking-uri", "sqlite:///x.db"]
+    options = LaunchOptions(nproc=4, data_path=Path("d.nc"), resume=True, tracking_uri="sqlite:///x.db")
+    assert torchrun_arguments(Path("c.yaml"), options) == [
+        "--standalone", "--nproc_per_node=4", "-m", "hydroseq", "train", "--config", "c.yaml", "--data", "d.nc",
+        "--resume", "--tracking-uri", "sqlite:///x.db"]
 
 
 def test_nproc_inside_a_torchrun_job_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     for name, value in LAUNCHER_ENV.items():
         monkeypatch.setenv(name, value)
-    args = build_parser().parse_args(["train", "--config", "c.yaml", "--nproc", "2"])
+    config = load_config(REPO_ROOT / "configs" / "train_demo_cpu.yaml", TrainConfig)
     with pytest.raises(ConfigError, match="leave it out"):
-        launch(args)
+        launch(config, LaunchOptions(nproc=2))

@@ -51,7 +51,7 @@ def test_an_ensemble_is_a_parent_run_whose_model_is_the_member_mean(tmp_path: Pa
         assert not torch.allclose(singles[0](x, lengths), singles[1](x, lengths))  # members differ (seeds)
     assert "validation_model_lead1_median_nse" in parent.data.metrics
 
-    report = evaluate(result.run_id, "test", tracking_uri=config.tracking.tracking_uri)
+    report = evaluate(result.run_id, "test", tracking_uri=config.tracking.tracking_uri).report
     forecasts = set(report.scores["forecast"])
     assert {"model", "persistence", "climatology", "model_hidden7", "model_always_hidden"} <= forecasts
 

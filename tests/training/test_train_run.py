@@ -90,7 +90,7 @@ def test_mlflow_run_holds_params_metrics_artifacts_and_model(straight_run) -> No
 
 def test_evaluate_scores_model_and_baselines_and_logs_to_the_run(straight_run) -> None:
     config, result = straight_run
-    report = evaluate(result.run_id, period="test", tracking_uri=config.tracking.tracking_uri)
+    report = evaluate(result.run_id, period="test", tracking_uri=config.tracking.tracking_uri).report
     scores = pd.read_csv(report.csv_path, dtype={"station": str})
     assert set(scores["forecast"]) == {"model", "persistence", "climatology"}
     assert len(scores) == 3 * 3
@@ -109,7 +109,7 @@ def test_evaluate_scores_model_and_baselines_and_logs_to_the_run(straight_run) -
 def test_sequence_mode_with_lagged_target_trains_and_evaluates(tmp_path: Path, small_nc: Path, make_config) -> None:
     config = make_config(tmp_path, small_nc, mode="sequence", epochs=1, max_batches_per_epoch=20)
     result = train(config)
-    report = evaluate(result.run_id, period="validation", tracking_uri=config.tracking.tracking_uri)
+    report = evaluate(result.run_id, period="validation", tracking_uri=config.tracking.tracking_uri).report
     assert set(report.scores["lead"]) == {1}
     model_nse = report.scores.query("forecast == 'model'")["nse"]
     assert model_nse.notna().all() and (model_nse < 1).all()
@@ -122,7 +122,7 @@ def test_sequence_mode_with_several_leads_validates_every_lead(tmp_path: Path, s
     config.data.leads = [1, 3]
     result = train(config)
     assert np.isfinite(result.history[-1]["val_loss"])
-    report = evaluate(result.run_id, period="validation", tracking_uri=config.tracking.tracking_uri)
+    report = evaluate(result.run_id, period="validation", tracking_uri=config.tracking.tracking_uri).report
     assert set(report.scores["lead"]) == {1, 3}
 
 

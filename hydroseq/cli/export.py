@@ -1,14 +1,22 @@
-"""The table ``hydroseq export`` prints: what was written and how closely it matches torch."""
+"""``hydroseq export``: run :func:`hydroseq.export.export_model` and print what it wrote."""
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from hydroseq.export.metadata import METADATA_FILE, ExportMetadata
+from hydroseq.export import METADATA_FILE, ExportMetadata, export_model
+
+
+def export_command(args: argparse.Namespace) -> int:
+    """Export ``--run`` with input length ``--seq-len`` into ``--out``; print its summary; exit status 0."""
+    metadata = export_model(args.run, seq_len=args.seq_len, out_dir=args.out, tracking_uri=args.tracking_uri)
+    print_export_summary(metadata, args.out)
+    return 0
 
 
 def print_export_summary(metadata: ExportMetadata, out_dir: Path, console: Console | None = None) -> None:

@@ -1,15 +1,31 @@
-"""What the operator reads at the end of a forecast run (rich tables on standard output)."""
+"""``hydroseq forecast``: run :func:`hydroseq.forecast.run_forecast`, print its summary, set the exit status."""
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 
-from hydroseq.forecast.hindcast import HindcastScores
-from hydroseq.forecast.result import ForecastResult
+from hydroseq.forecast import ForecastResult, run_forecast
 from hydroseq.forecast.csv_writer import format_time
+from hydroseq.forecast.hindcast import HindcastScores
+
+EXIT_OK = 0
+EXIT_NOTHING_FORECAST = 1  # no station could be forecast: nothing written, the scheduler acts
+
+
+def forecast_command(args: argparse.Namespace) -> int:
+    """Forecast (or hindcast) every station; 0 when something was written, 1 when no station could be forecast."""
+    run = run_forecast(args.model, data_path=args.data, issue_time=args.issue_time, out=args.out)
+    console = Console()
+    print_summary(run.result, run.stations_forecast, run.published.forecast_files if run.published else [], console)
+    if run.published is None:
+        return EXIT_NOTHING_FORECAST
+    if run.published.scores is not None:
+        print_scores(run.published.scores, list(run.published.score_files), console)
+    return EXIT_OK
 
 
 def print_summary(result: ForecastResult, n_forecast: int, outputs: list[Path], console: Console) -> None:

@@ -1,7 +1,12 @@
-"""The ``hydroseq`` command: argument parsing only; every command calls the Python API.
+"""The ``hydroseq`` command: the argument parser and the exit status of every command.
 
-Stage modules are imported inside each handler so that ``hydroseq --help`` stays fast and a
-command only loads what it needs (``forecast`` never imports the training code).
+Each command lives in a module of this package (:mod:`hydroseq.cli.ingest`, ``stats``,
+``training``, ``export``, ``forecast``): it calls the Python API, which returns a result and
+prints nothing, prints that result and turns it into an exit status. :func:`main` turns the
+API's :class:`~hydroseq.errors.HydroseqError` into one line and status 2.
+
+The command modules are imported inside each handler so that ``hydroseq --help`` stays fast and
+a command only loads what it needs (``forecast`` never imports the training code).
 """
 
 from __future__ import annotations
@@ -22,54 +27,39 @@ os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 
 
 def _cmd_ingest(args: argparse.Namespace) -> int:
-    from hydroseq.config import IngestConfig, load_config
-    from hydroseq.ingest import ingest
+    from hydroseq.cli.ingest import ingest_command
 
-    config = load_config(args.config, IngestConfig)
-    ingest(config, args.out, workers=args.workers, scheduler=args.scheduler, append=args.append)
-    return 0
+    return ingest_command(args)
 
 
 def _cmd_stats(args: argparse.Namespace) -> int:
-    from hydroseq.batching.stats import run_stats
-    from hydroseq.config import TrainConfig, load_config
+    from hydroseq.cli.stats import stats_command
 
-    config = load_config(args.config, TrainConfig)
-    run_stats(config, data_path=args.data, out_dir=args.out)
-    return 0
+    return stats_command(args)
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
-    from hydroseq.config import TrainConfig, load_config
-    from hydroseq.training import train
+    from hydroseq.cli.training import train_command
 
-    config = load_config(args.config, TrainConfig)
-    if args.nproc and args.nproc > 1:
-        from hydroseq.training.distributed import launch
-
-        return launch(args)
-    train(config, data_path=args.data, resume=args.resume, tracking_uri=args.tracking_uri)
-    return 0
+    return train_command(args)
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
-    from hydroseq.training import evaluate
+    from hydroseq.cli.training import evaluate_command
 
-    evaluate(args.run, period=args.period, tracking_uri=args.tracking_uri, data_path=args.data)
-    return 0
+    return evaluate_command(args)
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
-    from hydroseq.export import export_model
+    from hydroseq.cli.export import export_command
 
-    export_model(args.run, seq_len=args.seq_len, out_dir=args.out, tracking_uri=args.tracking_uri)
-    return 0
+    return export_command(args)
 
 
 def _cmd_forecast(args: argparse.Namespace) -> int:
-    from hydroseq.forecast import run_forecast
+    from hydroseq.cli.forecast import forecast_command
 
-    return run_forecast(args.model, data_path=args.data, issue_time=args.issue_time, out=args.out)
+    return forecast_command(args)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -171,7 +161,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         if in_main_thread:
             signal.signal(signal.SIGTERM, previous)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,0 +1,3 @@
+from hydroseq.cli import main
+
+raise SystemExit(main())

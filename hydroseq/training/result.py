@@ -1,0 +1,48 @@
+"""What :func:`hydroseq.training.train` returns, and the callbacks through which it reports as it goes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hydroseq.training.report import SplitReport
+
+
+@dataclass
+class TrainResult:
+    """The MLflow run, where the checkpoints are, the history and the scores of the best checkpoint.
+
+    Attributes
+    ----------
+    history
+        One entry per committed epoch (``epoch`` and its metrics), for an ensemble those of the
+        members trained by this call.
+    stopped_early_after
+        The epoch after which early stopping ended this call's training; None if it did not.
+    validation
+        The best checkpoint scored on the validation split; None on DDP ranks other than 0, which
+        do not score.
+    members
+        An ensemble's members (``{member: {"run_id", "best_epoch", "best_val_median_nse"}}``, also
+        those finished by an earlier call); empty for a single run.
+    """
+
+    run_id: str
+    tracking_uri: str
+    output_dir: Path
+    best_epoch: int
+    best_val_median_nse: float
+    epochs_completed: int
+    history: list[dict[str, float]] = field(default_factory=list)
+    stopped_early_after: int | None = None
+    validation: SplitReport | None = None
+    members: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+EpochCallback = Callable[[dict[str, float]], None]
+"""Called on every rank after each epoch with its history entry (``epoch`` and the metrics)."""
+
+MemberCallback = Callable[[TrainResult], None]
+"""Called after each ensemble member has been trained, with that member's result."""
