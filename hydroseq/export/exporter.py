@@ -20,6 +20,7 @@ from hydroseq.export.network import LastStepNetwork, reference_prediction
 from hydroseq.export.onnx_export import as_numpy_inputs, save_onnx, save_pt2, trace_network
 from hydroseq.errors import HydroseqError
 from hydroseq.fileio import make_output_dir, sha256_file, write_text_atomic
+from hydroseq.grid import GridSpec
 from hydroseq.model import LSTMModel
 
 PARITY_TOLERANCE = 1e-5
@@ -30,9 +31,7 @@ PARITY_ROWS = 64
 class DataProvenance:
     """The grid and checksum of the data a model was trained on."""
 
-    grid_frequency: str
-    grid_timezone: str
-    grid_day_boundary: str
+    grid: GridSpec
     dataset_checksum: str
 
 
@@ -108,8 +107,7 @@ def _metadata(config: TrainConfig, state: dict[str, Any], seq_len: int, provenan
         dynamic_inputs=list(data.dynamic_inputs), static_inputs=list(data.static_inputs),
         target=data.target, lagged_target=bool(data.lagged_target),
         mode=str(state["mode"]), leads=leads, min_len=int(data.min_len), scalers=scalers_dict,
-        grid_frequency=provenance.grid_frequency, grid_timezone=provenance.grid_timezone,
-        grid_day_boundary=provenance.grid_day_boundary, run_id=str(state.get("run_id") or ""),
+        grid=provenance.grid, run_id=str(state.get("run_id") or ""),
         dataset_checksum=provenance.dataset_checksum, hydroseq_version=__version__, opset=opset,
         parity_max_abs_diff=max_diff, files=files, train_config=config.model_dump(mode="json"),
     )

@@ -18,6 +18,7 @@ from hydroseq.dataset import Scalers
 from hydroseq.errors import HydroseqError, InputDataError
 from hydroseq.export import METADATA_FILE, ONNX_FILE, PT2_FILE, ExportedModel, ExportMetadata, export_model
 from hydroseq.fileio import sha256_file
+from hydroseq.grid import GridSpec
 from hydroseq.training.checkpoint import load_checkpoint
 
 SEQ_LEN = 30
@@ -33,7 +34,7 @@ def test_metadata_describes_the_run(exported: Path, trained, ingested: Path) -> 
     assert metadata.mode == "per_step" and metadata.leads == [0]
     with xr.open_dataset(ingested) as ds:
         assert metadata.dataset_checksum == ds.attrs["dataset_checksum"]
-        assert (metadata.grid_frequency, metadata.grid_timezone) == (ds.attrs["grid_frequency"], ds.attrs["grid_timezone"])
+        assert metadata.grid == GridSpec.from_attrs(ds.attrs)
     assert metadata.files == {name: sha256_file(exported / name) for name in (ONNX_FILE, PT2_FILE)}
     assert metadata.parity_max_abs_diff is not None and metadata.parity_max_abs_diff < 1e-5
 
