@@ -59,7 +59,8 @@ def test_unreadable_attributes_are_rejected_naming_the_problem(attrs: dict[str, 
 def test_differences_name_the_attributes_that_differ() -> None:
     other = dataclasses.replace(CARAVAN, timezone="UTC", day_boundary=dt.time(9, 0))
     assert CARAVAN.differences(CARAVAN) == []
-    assert CARAVAN.differences(other) == [("grid_timezone", "Etc/GMT+8", "UTC"), ("grid_day_boundary", "00:00", "09:00")]
+    assert CARAVAN.differences(other) == [("grid_timezone", "Etc/GMT+8", "UTC"),
+                                          ("grid_day_boundary", "00:00", "09:00")]
 
 
 def test_a_label_belongs_to_the_local_day_its_interval_ends_in() -> None:
@@ -146,7 +147,8 @@ def test_open_ingested_names_what_breaks_the_contract(tmp_path: Path) -> None:
         open_ingested(gap)
     assert error.value.where == "time 2001-01-05T08:00:00.000000000"
     no_station = tmp_path / "no_station.nc"
-    xr.Dataset({"q": ("time", np.ones(5))}, coords={"time": daily.values}, attrs=CARAVAN.to_attrs()).to_netcdf(no_station)
+    no_station_data = xr.Dataset({"q": ("time", np.ones(5))}, coords={"time": daily.values}, attrs=CARAVAN.to_attrs())
+    no_station_data.to_netcdf(no_station)
     with pytest.raises(InputDataError, match="no 'station' coordinate"):
         open_ingested(no_station)
     broken = tmp_path / "broken.nc"

@@ -87,6 +87,25 @@ def test_missing_checkpoint_file_is_a_clear_error(tmp_path: Path) -> None:
         export_model(tmp_path / "best.pt", seq_len=10, out_dir=tmp_path / "m")
 
 
+def test_metadata_stores_the_grid_as_flat_attributes_and_reads_exports_without_a_label_convention(tmp_path) -> None:
+    grid = GridSpec("1D", "Etc/GMT+8")
+    metadata = ExportMetadata(seq_len=3, feature_names=["p"], dynamic_inputs=["p"], static_inputs=[], target="q",
+                              lagged_target=False, mode="per_step", leads=[0], min_len=1, scalers={}, grid=grid,
+                              run_id="run", dataset_checksum="sum", hydroseq_version="0")
+    written = json.loads(metadata.to_json())
+    keys = list(written)
+    assert keys[keys.index("scalers") + 1:keys.index("run_id")] == list(grid.to_attrs())
+    (tmp_path / METADATA_FILE).write_text(metadata.to_json())
+    assert ExportMetadata.read(tmp_path) == metadata
+    del written["time_label_convention"]  # exports written before the grid had one owner
+    (tmp_path / METADATA_FILE).write_text(json.dumps(written))
+    assert ExportMetadata.read(tmp_path).grid == grid
+    del written["grid_timezone"]
+    (tmp_path / METADATA_FILE).write_text(json.dumps(written))
+    with pytest.raises(InputDataError, match="malformed model metadata.*grid_timezone"):
+        ExportMetadata.read(tmp_path)
+
+
 def test_modified_model_file_is_refused(exported: Path, tmp_path: Path) -> None:
     copy = tmp_path / "model"
     shutil.copytree(exported, copy)
