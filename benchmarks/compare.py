@@ -125,12 +125,11 @@ def ingest_dataset(work_dir: Path) -> tuple[Path, float]:
 
 def same_observations(nh: NHResult, data_path: Path, protocol: Protocol) -> str:
     """Whether NeuralHydrology's test observations equal hydroseq's ingested streamflow, day by day."""
-    from hydroseq.dataset import load_station_data, period_mask
+    from hydroseq.dataset import load_station_data
 
     config = hydroseq_config(protocol, "per_step", data_path, data_path.parent).data
     station_data = load_station_data(data_path, config)
-    in_test = period_mask(station_data.times, config.splits.test, station_data.grid_timezone,
-                          station_data.grid_day_boundary)
+    in_test = station_data.grid.period_mask(station_data.times, config.splits.test)
     ours = station_data.target[:, in_test].astype(np.float64)
     theirs = nh.test_predictions["obs"].sel(basin=list(station_data.station_ids)).to_numpy()
     if ours.shape != theirs.shape:

@@ -1,7 +1,7 @@
 """Reference forecasts every model must beat on the same steps: persistence and climatology (numpy only).
 
 Both ``hydroseq evaluate`` (training stage) and hindcast scoring (forecast stage) use them; the
-local day of year they key climatology on is :func:`hydroseq.dataset.periods.local_day_of_year`.
+local day of year they key climatology on is :meth:`hydroseq.grid.GridSpec.day_of_year`.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ def doy_climatology(target: np.ndarray, day_of_year: np.ndarray, fit_mask: np.nd
     target
         ``[station, time]`` observations (NaN missing).
     day_of_year
-        ``[time]`` local day of year of every step (see :func:`hydroseq.dataset.periods.local_day_of_year`).
+        ``[time]`` local day of year of every step (see :meth:`hydroseq.grid.GridSpec.day_of_year`).
     fit_mask
         ``[time]`` booleans: the training period. Nothing outside it influences the result.
 

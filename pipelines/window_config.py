@@ -13,23 +13,18 @@ import datetime as dt
 import sys
 from pathlib import Path
 
-import pandas as pd
-import xarray as xr
-
 from hydroseq.config import IngestConfig, dump_config, load_config
 from hydroseq.config.ingest import GridConfig
-from hydroseq.dataset.periods import parse_day_boundary
 from hydroseq.errors import HydroseqError
 from hydroseq.fileio import write_text_atomic
+from hydroseq.ingested import open_ingested
 
 
 def last_local_day(data_path: Path) -> dt.date:
     """The local grid day of the dataset's last step (the day its interval ends in)."""
-    with xr.open_dataset(data_path) as dataset:
-        last = pd.Timestamp(dataset["time"].values[-1]).tz_localize("UTC")
-        zone, boundary = dataset.attrs["grid_timezone"], dataset.attrs.get("grid_day_boundary", "00:00")
-    local = last.tz_convert(zone).tz_localize(None) - parse_day_boundary(boundary)
-    return (local - pd.Timedelta(nanoseconds=1)).date()
+    dataset, grid = open_ingested(data_path)
+    with dataset:
+        return grid.local_days(dataset["time"].values[-1:])[0].date()
 
 
 def window_config(base: Path, data_path: Path, issue: dt.date, overlap_days: int) -> IngestConfig:

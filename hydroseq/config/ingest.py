@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-import zoneinfo
 from pathlib import Path
 from typing import Literal
 
 import pandas as pd
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, PrivateAttr, field_validator, model_validator
 
 from hydroseq.config.base import StrictModel
+from hydroseq.grid import GridSpec, parse_step, parse_timezone
 
 Aggregation = Literal["sum", "mean", "min", "max"]
 SourceFormat = Literal[
@@ -41,42 +41,6 @@ OUTPUT_UNITS: dict[str, tuple[str, ...]] = {
     "temperature": ("degC", "K"),
 }
 DEFAULT_OUTPUT_UNITS = {"depth": "mm", "depth_rate": "mm/d", "volume_rate": "m3/s", "temperature": "degC"}
-
-
-def parse_timezone(name: str) -> dt.tzinfo:
-    """A ``tzinfo`` from an IANA name (``America/New_York``, ``Etc/GMT+5``), ``UTC`` or a fixed
-    offset written ``+05:30`` / ``-05:00``.
-
-    Raises ``ValueError`` naming the text for anything else.
-    """
-    text = name.strip()
-    if text.upper() in ("UTC", "Z"):
-        return dt.timezone.utc
-    if text[:1] in "+-" and len(text) == 6 and text[3] == ":":
-        try:
-            hours, minutes = int(text[1:3]), int(text[4:6])
-        except ValueError:
-            pass
-        else:
-            sign = 1 if text[0] == "+" else -1
-            return dt.timezone(sign * dt.timedelta(hours=hours, minutes=minutes))
-    try:
-        return zoneinfo.ZoneInfo(text)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-        raise ValueError(
-            f"unknown time zone {name!r}: use an IANA name (e.g. America/New_York, Etc/GMT+5), "
-            "UTC, or a fixed offset like -05:00") from None
-
-
-def parse_step(text: str) -> pd.Timedelta:
-    """A fixed-length step from a pandas frequency string (``5min``, ``1h``, ``1D``, ``8D``)."""
-    try:
-        step = pd.Timedelta(pd.tseries.frequencies.to_offset(text))
-    except (ValueError, TypeError):
-        raise ValueError(f"not a fixed-length frequency: {text!r} (examples: 5min, 1h, 1D, 8D)") from None
-    if step <= pd.Timedelta(0):
-        raise ValueError(f"frequency must be positive, got {text!r}")
-    return step
 
 
 class VariableSpec(StrictModel):
@@ -185,6 +149,7 @@ class SourceConfig(StrictModel):
     weights_path: Path | None = Field(None, description="CSV station_id,lat,lon,weight for 'weights'")
     # CAMELS streamflow quality flags treated as missing
     bad_flags: list[str] = Field(default_factory=lambda: ["M"])
+    _step: pd.Timedelta | None = PrivateAttr(None)
 
     @field_validator("frequency")
     @classmethod
@@ -216,7 +181,13 @@ class SourceConfig(StrictModel):
             raise ValueError("time_start must be a wall-clock time without offset; set the source's timezone")
         if self.extraction == "weights" and self.weights_path is None:
             raise ValueError("extraction 'weights' needs weights_path")
+        self._step = None if self.frequency == "irregular" else parse_step(self.frequency)
         return self
+
+    @property
+    def step(self) -> pd.Timedelta | None:
+        """The native step (None for an irregular source), parsed once when the config is validated."""
+        return self._step
 
     @property
     def label(self) -> str:
@@ -240,8 +211,8 @@ class GridConfig(StrictModel):
     """The target grid: labels are interval ends in UTC; days are defined in ``timezone``.
 
     ``timezone`` must have a fixed UTC offset (e.g. ``Etc/GMT+8`` or ``-08:00``), otherwise a daily
-    grid would not be regular in UTC. ``start``/``end`` are local dates; the grid covers the days
-    ``(start + day_boundary, end + 1 day + day_boundary]``.
+    grid would not be regular in UTC. ``start``/``end`` are local dates: the grid covers the local
+    days ``start..end`` as :class:`hydroseq.grid.GridSpec` defines them.
     """
 
     frequency: str = "1D"
@@ -249,6 +220,7 @@ class GridConfig(StrictModel):
     day_boundary: dt.time = dt.time(0, 0)
     start: dt.date
     end: dt.date
+    _spec: GridSpec = PrivateAttr()
 
     @field_validator("frequency")
     @classmethod
@@ -272,7 +244,13 @@ class GridConfig(StrictModel):
     def _ordered(self) -> GridConfig:
         if self.end < self.start:
             raise ValueError(f"end {self.end} is before start {self.start}")
+        self._spec = GridSpec(self.frequency, self.timezone, self.day_boundary)
         return self
+
+    @property
+    def spec(self) -> GridSpec:
+        """The grid's identity (what the ingested file records), parsed once when the config is validated."""
+        return self._spec
 
 
 class IngestConfig(StrictModel):

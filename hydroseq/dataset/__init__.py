@@ -1,6 +1,6 @@
 """Dataset stage: the ingested NetCDF in memory, scalers, the cached sample index and batch assembly.
 
-``period_mask``, ``load_station_data``, ``Scalers`` and ``build_sample_index`` need only numpy,
+``load_station_data``, ``Scalers`` and ``build_sample_index`` need only numpy,
 pandas and xarray (the forecast stage and the exporter use them without torch);
 ``SequenceDataset`` and ``Batch`` import torch on first use.
 """
@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from hydroseq.dataset.features import FeatureLayout, build_features
-from hydroseq.dataset.periods import period_mask
 from hydroseq.dataset.sample_index import SampleIndex, build_sample_index, run_length_so_far
 from hydroseq.dataset.scalers import Scalers
 from hydroseq.dataset.station_data import StationData, load_station_data
@@ -20,7 +19,7 @@ if TYPE_CHECKING:
     from hydroseq.dataset.sequence_dataset import SequenceDataset
 
 __all__ = ["Batch", "FeatureLayout", "SampleIndex", "Scalers", "SequenceDataset", "StationData", "build_features", "build_sample_index",
-                      "load_station_data", "period_mask", "run_length_so_far"]
+           "load_station_data", "run_length_so_far"]
 
 
 def __getattr__(name: str) -> Any:

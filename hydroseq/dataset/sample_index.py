@@ -31,7 +31,6 @@ from typing import Literal
 import numpy as np
 
 from hydroseq.config import DataConfig
-from hydroseq.dataset.periods import period_mask
 from hydroseq.dataset.station_data import StationData
 from hydroseq.fileio import atomic_path
 
@@ -135,7 +134,7 @@ def _cache_key(station_data: StationData, data_config: DataConfig, split: str, m
 def _compute(station_data: StationData, data_config: DataConfig, split: str, mode: str,
              leads: tuple[int, ...], lagged: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     period = getattr(data_config.splits, split)
-    in_period = period_mask(station_data.times, period, station_data.grid_timezone, station_data.grid_day_boundary)
+    in_period = station_data.grid.period_mask(station_data.times, period)
     valid_input = np.isfinite(station_data.dynamic).all(axis=-1)
     if lagged:
         valid_input &= np.isfinite(station_data.target)

@@ -10,7 +10,6 @@ from typing import Any
 import numpy as np
 
 from hydroseq.config import DataConfig
-from hydroseq.dataset.periods import period_mask
 from hydroseq.dataset.station_data import StationData
 from hydroseq.errors import InputDataError
 from hydroseq.fileio import write_text_atomic
@@ -50,8 +49,7 @@ class Scalers:
             If the training period holds no valid value of some input or of the target, an
             infinite value, or values whose mean or std is not finite (naming the variable).
         """
-        in_train = period_mask(station_data.times, data_config.splits.train, station_data.grid_timezone,
-                               station_data.grid_day_boundary)
+        in_train = station_data.grid.period_mask(station_data.times, data_config.splits.train)
         dynamic = station_data.dynamic[:, in_train, :].reshape(-1, len(station_data.dynamic_names))
         target = station_data.target[:, in_train]
         dynamic_mean, dynamic_std = _mean_std(dynamic, station_data.dynamic_names, station_data.path)

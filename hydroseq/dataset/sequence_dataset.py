@@ -10,7 +10,6 @@ import torch
 from hydroseq.config import DataConfig
 from hydroseq.dataset.batch import Batch
 from hydroseq.dataset.features import FeatureLayout, build_features
-from hydroseq.dataset.periods import period_mask
 from hydroseq.dataset.sample_index import SampleIndex
 from hydroseq.dataset.scalers import Scalers
 from hydroseq.dataset.station_data import StationData
@@ -44,8 +43,7 @@ class SequenceDataset(torch.utils.data.Dataset):
         self._features = np.ascontiguousarray(features.reshape(-1, features.shape[-1]))
         target = scalers.transform_target(station_data.target, list(station_data.station_ids))
         if index.mode == "per_step":
-            in_split = period_mask(station_data.times, getattr(data_config.splits, index.split),
-                                   station_data.grid_timezone, station_data.grid_day_boundary)
+            in_split = station_data.grid.period_mask(station_data.times, getattr(data_config.splits, index.split))
             target = np.where(in_split, target, np.nan)
         # max(leads) NaN steps after each station, so that t + lead never reads the next station.
         self._row_steps = self.n_times + int(self.leads.max())

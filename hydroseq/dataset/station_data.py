@@ -11,6 +11,8 @@ import xarray as xr
 
 from hydroseq.config import DataConfig
 from hydroseq.errors import InputDataError
+from hydroseq.grid import GridSpec
+from hydroseq.ingested import open_ingested
 
 
 @dataclass(frozen=True, eq=False)
@@ -38,8 +40,8 @@ class StationData:
         Variable names in the order of the feature axes.
     checksum
         The file's ``dataset_checksum`` attribute (a hash of the loaded arrays if it has none).
-    grid_frequency, grid_timezone, grid_day_boundary
-        The grid attributes of the file.
+    grid
+        The file's time grid (which local day each label belongs to).
     target_units
         The target variable's ``units`` attribute ("" if it has none).
     """
@@ -54,9 +56,7 @@ class StationData:
     static_names: tuple[str, ...]
     target_name: str
     checksum: str
-    grid_frequency: str
-    grid_timezone: str
-    grid_day_boundary: str
+    grid: GridSpec
     target_units: str = ""
 
     @property
@@ -83,42 +83,30 @@ def load_station_data(path: str | Path, data_config: DataConfig) -> StationData:
     Raises
     ------
     InputDataError
-        If the file cannot be opened, a variable or station is missing, a variable has the wrong
-        dimensions, a static attribute is missing for a station, or the time grid is irregular.
+        If the file is not an ingested dataset (:func:`hydroseq.ingested.open_ingested`), a variable
+        or station is missing, a variable has the wrong dimensions, or a static attribute is missing
+        for a station.
     """
     path = Path(path)
-    try:
-        dataset = xr.open_dataset(path)
-    except (OSError, ValueError) as error:
-        raise InputDataError(path, f"cannot open as NetCDF ({error})") from None
+    dataset, grid = open_ingested(path)
     with dataset:
-        station_ids = _station_ids(dataset, path)
+        station_ids = [str(value) for value in dataset["station"].values]
         rows = _station_rows(station_ids, data_config.stations, path)
-        times = _times(dataset, path)
+        times = np.asarray(dataset["time"].values).astype("datetime64[ns]")
         dynamic = np.stack([_time_series(dataset, name, rows, path) for name in data_config.dynamic_inputs],
                            axis=-1)
         target = _time_series(dataset, data_config.target, rows, path)
         static = _static_table(dataset, data_config.static_inputs, rows, path)
-        attrs = dict(dataset.attrs)
+        stored_checksum = dataset.attrs.get("dataset_checksum")
         target_units = str(dataset[data_config.target].attrs.get("units", ""))
     selected = tuple(station_ids[row] for row in rows)
-    checksum = str(attrs.get("dataset_checksum") or _array_checksum(selected, times, dynamic, target, static))
+    checksum = str(stored_checksum or _array_checksum(selected, times, dynamic, target, static))
     return StationData(
         path=path, station_ids=selected, times=times, dynamic=np.ascontiguousarray(dynamic),
         target=np.ascontiguousarray(target), static=static,
         dynamic_names=tuple(data_config.dynamic_inputs), static_names=tuple(data_config.static_inputs),
-        target_name=data_config.target, checksum=checksum,
-        grid_frequency=str(attrs.get("grid_frequency", "")),
-        grid_timezone=str(attrs.get("grid_timezone", "UTC")),
-        grid_day_boundary=str(attrs.get("grid_day_boundary", "00:00")),
-        target_units=target_units,
+        target_name=data_config.target, checksum=checksum, grid=grid, target_units=target_units,
     )
-
-
-def _station_ids(dataset: xr.Dataset, path: Path) -> list[str]:
-    if "station" not in dataset.coords:
-        raise InputDataError(path, "has no 'station' coordinate; is it an ingested hydroseq file?")
-    return [str(value) for value in dataset["station"].values]
 
 
 def _station_rows(station_ids: list[str], wanted: list[str] | None, path: Path) -> list[int]:
@@ -130,18 +118,6 @@ def _station_rows(station_ids: list[str], wanted: list[str] | None, path: Path) 
         raise InputDataError(path, f"stations {missing} are not in the file ({len(station_ids)} stations)",
                              where="data.stations")
     return [position[station] for station in wanted]
-
-
-def _times(dataset: xr.Dataset, path: Path) -> np.ndarray:
-    if "time" not in dataset.coords:
-        raise InputDataError(path, "has no 'time' coordinate")
-    times = np.asarray(dataset["time"].values).astype("datetime64[ns]")
-    steps = np.diff(times)
-    irregular = (steps <= np.timedelta64(0)) | (steps != steps[0]) if len(steps) else np.zeros(0, bool)
-    if irregular.any():
-        bad = int(np.flatnonzero(irregular)[0]) + 1
-        raise InputDataError(path, "time grid is not regular and increasing", where=f"time {times[bad]}")
-    return times
 
 
 def _time_series(dataset: xr.Dataset, name: str, rows: list[int], path: Path) -> np.ndarray:

@@ -16,6 +16,7 @@ from hydroseq.export.network import LastStepNetwork, reference_prediction
 from hydroseq.export.onnx_export import as_numpy_inputs, save_onnx, save_pt2, trace_network
 from hydroseq.errors import HydroseqError
 from hydroseq.fileio import make_output_dir, sha256_file, write_text_atomic
+from hydroseq.grid import GridSpec
 from hydroseq.model import LSTMModel
 from hydroseq.training.checkpoint import Checkpoint
 
@@ -27,9 +28,7 @@ PARITY_ROWS = 64
 class DataProvenance:
     """The grid and checksum of the data a model was trained on."""
 
-    grid_frequency: str
-    grid_timezone: str
-    grid_day_boundary: str
+    grid: GridSpec
     dataset_checksum: str
 
 
@@ -104,8 +103,7 @@ def _metadata(checkpoint: Checkpoint, seq_len: int, provenance: DataProvenance, 
         dynamic_inputs=list(data.dynamic_inputs), static_inputs=list(data.static_inputs),
         target=data.target, lagged_target=bool(data.lagged_target),
         mode=checkpoint.mode, leads=leads, min_len=int(data.min_len), scalers=checkpoint.scalers.to_dict(),
-        grid_frequency=provenance.grid_frequency, grid_timezone=provenance.grid_timezone,
-        grid_day_boundary=provenance.grid_day_boundary, run_id=checkpoint.run_id,
+        grid=provenance.grid, run_id=checkpoint.run_id,
         dataset_checksum=provenance.dataset_checksum, hydroseq_version=__version__, opset=opset,
         parity_max_abs_diff=max_diff, files=files, train_config=checkpoint.config.model_dump(mode="json"),
     )

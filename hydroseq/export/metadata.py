@@ -9,12 +9,13 @@ SHA-256 of every other file so that a copied or corrupted directory is detected 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from hydroseq.dataset.features import FeatureLayout
 from hydroseq.errors import InputDataError
+from hydroseq.grid import GRID_ATTRIBUTES, GridSpec
 
 METADATA_FILE = "metadata.json"
 ONNX_FILE = "model.onnx"
@@ -43,8 +44,8 @@ class ExportMetadata:
         Fewest valid steps a sequence needed in training; shorter histories are not forecast.
     scalers
         The training scalers as :meth:`hydroseq.dataset.scalers.Scalers.to_dict` writes them.
-    grid_frequency, grid_timezone, grid_day_boundary
-        The time grid of the training data (pandas frequency, zone, local day end).
+    grid
+        The time grid of the training data, stored as the ingested file's grid attributes.
     run_id, dataset_checksum, hydroseq_version
         Provenance: the training run, the checksum of its ingested data, the exporting version.
     parity_max_abs_diff
@@ -65,9 +66,7 @@ class ExportMetadata:
     leads: list[int]
     min_len: int
     scalers: dict[str, Any]
-    grid_frequency: str
-    grid_timezone: str
-    grid_day_boundary: str
+    grid: GridSpec
     run_id: str
     dataset_checksum: str
     hydroseq_version: str
@@ -82,11 +81,15 @@ class ExportMetadata:
         return FeatureLayout.of(self.dynamic_inputs, self.static_inputs, self.target, self.mode, self.lagged_target)
 
     def to_json(self) -> str:
-        """JSON text of all fields, in field order.
+        """JSON text of all fields, in field order, the grid as its attributes (flat, in its place).
 
         Keys are not sorted: the scalers' key order is the feature order.
         """
-        return json.dumps(asdict(self), indent=2) + "\n"
+        data: dict[str, Any] = {}
+        for item in fields(self):
+            value = getattr(self, item.name)
+            data.update(value.to_attrs() if isinstance(value, GridSpec) else {item.name: value})
+        return json.dumps(data, indent=2) + "\n"
 
     @classmethod
     def read(cls, model_dir: str | Path) -> ExportMetadata:
@@ -109,6 +112,7 @@ class ExportMetadata:
             raise InputDataError(path, f"metadata format {version!r} is not one this hydroseq reads "
                                        f"(<= {METADATA_FORMAT_VERSION})")
         try:
-            return cls(**data)
-        except TypeError as error:
+            grid = GridSpec.from_attrs(data)
+            return cls(grid=grid, **{key: value for key, value in data.items() if key not in GRID_ATTRIBUTES})
+        except (TypeError, ValueError) as error:
             raise InputDataError(path, f"malformed model metadata ({error})") from None

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import xarray as xr
-
 from hydroseq.config import TrainConfig
 from hydroseq.errors import HydroseqError, InputDataError
 from hydroseq.export.exporter import DataProvenance, export_trained_model
 from hydroseq.export.metadata import ExportMetadata
+from hydroseq.ingested import open_ingested
 from hydroseq.training.checkpoint import Checkpoint
 from hydroseq.training.tracking import load_run_checkpoint
 
@@ -47,21 +46,13 @@ def _data_path(config: TrainConfig, given: str | Path | None) -> Path:
 
 
 def read_provenance(path: Path) -> DataProvenance:
-    """Grid attributes and checksum of an ingested file (only its header is read).
+    """Grid and checksum of an ingested file (only its header and time coordinate are read).
 
     Raises
     ------
     InputDataError
-        If the file cannot be opened or lacks the grid attributes.
+        If the file is not an ingested dataset (:func:`hydroseq.ingested.open_ingested`).
     """
-    try:
-        with xr.open_dataset(path) as dataset:
-            attrs = dict(dataset.attrs)
-    except (OSError, ValueError) as error:
-        raise InputDataError(path, f"cannot read the training dataset for its grid ({error})") from None
-    missing = [name for name in ("grid_frequency", "grid_timezone") if name not in attrs]
-    if missing:
-        raise InputDataError(path, f"lacks the global attributes {missing}; is it an ingested hydroseq file?")
-    return DataProvenance(grid_frequency=str(attrs["grid_frequency"]), grid_timezone=str(attrs["grid_timezone"]),
-                          grid_day_boundary=str(attrs.get("grid_day_boundary", "00:00")),
-                          dataset_checksum=str(attrs.get("dataset_checksum", "")))
+    dataset, grid = open_ingested(path)
+    with dataset:
+        return DataProvenance(grid=grid, dataset_checksum=str(dataset.attrs.get("dataset_checksum", "")))

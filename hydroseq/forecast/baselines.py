@@ -16,9 +16,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from hydroseq.baselines import DayOfYearMeans, newest_observed
-from hydroseq.dataset.periods import local_day_of_year, period_mask
 from hydroseq.forecast.data_window import IngestedFile
 from hydroseq.forecast.result import ForecastResult
+from hydroseq.grid import GridSpec
 
 CHUNK_STEPS = 8784  # one leap year of hourly steps: the most of the target read at once per station
 
@@ -42,14 +42,13 @@ def training_period(train_config: dict) -> TrainingPeriod | None:
 
 def climatology_table(source: IngestedFile, period: TrainingPeriod) -> np.ndarray:
     """``[station, 367]`` day-of-year means of the target over ``period`` (NaN where never observed)."""
-    metadata = source.metadata
     times = source.times
-    inside = np.flatnonzero(period_mask(times, period, metadata.grid_timezone, metadata.grid_day_boundary))
+    inside = np.flatnonzero(source.grid.period_mask(times, period))
     means = DayOfYearMeans(len(source.station_ids))
     if inside.size:
         for start in range(int(inside[0]), int(inside[-1]) + 1, CHUNK_STEPS):
             stop = min(start + CHUNK_STEPS, int(inside[-1]) + 1)
-            days = local_day_of_year(times[start:stop], metadata.grid_timezone, metadata.grid_day_boundary)
+            days = source.grid.day_of_year(times[start:stop])
             means.add(source.read_target(start, stop), days)
     return means.table()
 
@@ -66,11 +65,10 @@ def persistence_forecast(target: np.ndarray, ends: np.ndarray, leads: np.ndarray
     return values.astype(np.float32)
 
 
-def climatology_forecast(table: np.ndarray, result: ForecastResult, grid_timezone: str,
-                         day_boundary: str) -> np.ndarray:
-    """``[issue, station, lead]``: the climatology of each valid time's local day of year."""
+def climatology_forecast(table: np.ndarray, result: ForecastResult, grid: GridSpec) -> np.ndarray:
+    """``[issue, station, lead]``: the climatology of each valid time's local day of year on ``grid``."""
     valid = result.valid_times
-    days = local_day_of_year(valid.ravel(), grid_timezone, day_boundary).reshape(valid.shape)
+    days = grid.day_of_year(valid.ravel()).reshape(valid.shape)
     return table[:, days].transpose(1, 0, 2).astype(np.float32)
 
 
@@ -81,10 +79,10 @@ def training_climatology(source: IngestedFile) -> np.ndarray | None:
 
 
 def hindcast_baselines(result: ForecastResult, target: np.ndarray, ends: np.ndarray, table: np.ndarray | None,
-                       grid_timezone: str, day_boundary: str) -> dict[str, np.ndarray]:
+                       grid: GridSpec) -> dict[str, np.ndarray]:
     """Persistence and climatology ``[issue, station, lead]`` (climatology NaN when ``table`` is None)."""
     if table is None:
         climatology = np.full(result.values.shape, np.nan, dtype=np.float32)
     else:
-        climatology = climatology_forecast(table, result, grid_timezone, day_boundary)
+        climatology = climatology_forecast(table, result, grid)
     return {"persistence": persistence_forecast(target, ends, result.leads), "climatology": climatology}

@@ -11,6 +11,7 @@ import xarray as xr
 from hydroseq.dataset import StationData
 from hydroseq.errors import InputDataError
 from hydroseq.export.metadata import ExportMetadata
+from hydroseq.ingested import open_ingested
 
 
 @dataclass(frozen=True)
@@ -26,7 +27,7 @@ class StationInfo:
 
 
 class IngestedFile:
-    """An ingested dataset opened lazily: its grid is checked against the model's on opening.
+    """An ingested dataset opened lazily: its contract and its grid (against the model's) are checked on opening.
 
     Use as a context manager; :meth:`read` loads a slice of steps of the model's variables.
     """
@@ -34,10 +35,7 @@ class IngestedFile:
     def __init__(self, path: str | Path, metadata: ExportMetadata) -> None:
         self.path = Path(path)
         self.metadata = metadata
-        try:
-            self.dataset = xr.open_dataset(self.path)
-        except (OSError, ValueError) as error:
-            raise InputDataError(self.path, f"cannot open as NetCDF ({error})") from None
+        self.dataset, self.grid = open_ingested(self.path)
         try:
             self._check()
         except InputDataError:
@@ -61,16 +59,11 @@ class IngestedFile:
         return tuple(str(value) for value in self.dataset["station"].values)
 
     def _check(self) -> None:
-        for coord in ("station", "time"):
-            if coord not in self.dataset.coords:
-                raise InputDataError(self.path, f"has no {coord!r} coordinate; is it an ingested hydroseq file?")
-        expected = {"grid_frequency": self.metadata.grid_frequency, "grid_timezone": self.metadata.grid_timezone,
-                    "grid_day_boundary": self.metadata.grid_day_boundary}
-        for name, value in expected.items():
-            found = str(self.dataset.attrs.get(name, ""))
-            if value and found != value:
-                raise InputDataError(self.path, f"{name} is {found!r} but the model was trained on {value!r}",
-                                     where=f"global attribute {name}")
+        differences = self.grid.differences(self.metadata.grid)
+        if differences:
+            name, found, trained_on = differences[0]
+            raise InputDataError(self.path, f"{name} is {found!r} but the model was trained on {trained_on!r}",
+                                 where=f"global attribute {name}")
         needed = [*self.metadata.dynamic_inputs, self.metadata.target, *self.metadata.static_inputs]
         missing = [name for name in needed if name not in self.dataset.variables]
         if missing:
@@ -86,9 +79,7 @@ class IngestedFile:
             dynamic=np.ascontiguousarray(dynamic), target=self._series(window, self.metadata.target),
             static=np.stack(static, axis=1) if static else np.zeros((len(self.station_ids), 0), np.float32),
             dynamic_names=tuple(self.metadata.dynamic_inputs), static_names=tuple(self.metadata.static_inputs),
-            target_name=self.metadata.target, checksum=self.info().dataset_checksum,
-            grid_frequency=self.metadata.grid_frequency, grid_timezone=self.metadata.grid_timezone,
-            grid_day_boundary=self.metadata.grid_day_boundary,
+            target_name=self.metadata.target, checksum=self.info().dataset_checksum, grid=self.grid,
         )
 
     def read_target(self, start: int, stop: int) -> np.ndarray:

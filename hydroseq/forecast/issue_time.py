@@ -13,26 +13,17 @@ at or before it, so a forecast never uses a step that ends after its issue time.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from hydroseq.dataset.periods import parse_day_boundary
 from hydroseq.errors import ConfigError
+from hydroseq.grid import GridSpec
 
 DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
-@dataclass(frozen=True)
-class GridClock:
-    """What is needed to turn text into grid labels: the zone and day boundary of the grid."""
-
-    timezone: str
-    day_boundary: str
-
-
-def parse_instant(text: str, clock: GridClock) -> pd.Timestamp:
+def parse_instant(text: str, grid: GridSpec) -> pd.Timestamp:
     """One issue time as a UTC timestamp (see the module docstring for the accepted forms).
 
     Raises
@@ -49,13 +40,13 @@ def parse_instant(text: str, clock: GridClock) -> pd.Timestamp:
         raise ConfigError(f"--issue-time: {text!r} is not a date or timestamp "
                           "(examples: 2014-09-30, 2014-09-30T06:00Z, 2014-09-01..2014-09-30)") from None
     if DATE_ONLY.match(text):
-        stamp = stamp + pd.Timedelta(days=1) + parse_day_boundary(clock.day_boundary)
+        return grid.day_end(stamp.date())
     if stamp.tzinfo is None:
-        stamp = stamp.tz_localize(clock.timezone)
+        stamp = stamp.tz_localize(grid.zone)
     return stamp.tz_convert("UTC")
 
 
-def parse_issue_times(text: str, clock: GridClock) -> tuple[pd.Timestamp, pd.Timestamp, bool]:
+def parse_issue_times(text: str, grid: GridSpec) -> tuple[pd.Timestamp, pd.Timestamp, bool]:
     """``(first, last, is_range)`` in UTC for ``T`` or ``START..END``.
 
     Raises
@@ -64,10 +55,10 @@ def parse_issue_times(text: str, clock: GridClock) -> tuple[pd.Timestamp, pd.Tim
         If a part does not parse or the range is reversed.
     """
     if ".." not in text:
-        instant = parse_instant(text, clock)
+        instant = parse_instant(text, grid)
         return instant, instant, False
     start_text, _, end_text = text.partition("..")
-    start, end = parse_instant(start_text, clock), parse_instant(end_text, clock)
+    start, end = parse_instant(start_text, grid), parse_instant(end_text, grid)
     if end < start:
         raise ConfigError(f"--issue-time: range {text!r} ends before it starts")
     return start, end, True

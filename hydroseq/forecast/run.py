@@ -17,7 +17,7 @@ from hydroseq.export.metadata import METADATA_FILE, ONNX_FILE
 from hydroseq.forecast.baselines import hindcast_baselines, training_climatology
 from hydroseq.forecast.data_window import IngestedFile, StationInfo
 from hydroseq.forecast.features import gather_windows, history_lengths, observation_age
-from hydroseq.forecast.issue_time import GridClock, label_index_at_or_before, parse_issue_times
+from hydroseq.forecast.issue_time import label_index_at_or_before, parse_issue_times
 from hydroseq.forecast.outputs import publish_forecast
 from hydroseq.forecast.result import ForecastResult, ForecastRun
 
@@ -91,8 +91,7 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
     observed, baselines = None, None
     if plan.is_range:
         observed = _observed(data.target, local_ends, result.leads)
-        baselines = hindcast_baselines(result, data.target, local_ends, climatology, metadata.grid_timezone,
-                                       metadata.grid_day_boundary)
+        baselines = hindcast_baselines(result, data.target, local_ends, climatology, data.grid)
     return ForecastRun(result, n_forecast, publish_forecast(result, target, observed, baselines))
 
 
@@ -108,9 +107,7 @@ def _check_feature_order(path: Path, data: StationData, scalers: Scalers, layout
 
 
 def _plan(source: IngestedFile, issue_time: str, seq_len: int, max_lead: int) -> Plan:
-    attrs = source.dataset.attrs
-    clock = GridClock(str(attrs.get("grid_timezone", "UTC")), str(attrs.get("grid_day_boundary", "00:00")))
-    first, last, is_range = parse_issue_times(issue_time, clock)
+    first, last, is_range = parse_issue_times(issue_time, source.grid)
     times = source.times
     step = pd.Timedelta(times[1] - times[0]) if len(times) > 1 else pd.Timedelta(0)
     first_end, last_end = label_index_at_or_before(times, first), label_index_at_or_before(times, last)
@@ -174,13 +171,12 @@ def _skip_reasons(data: StationData, valid: np.ndarray, lengths: np.ndarray, end
 def _result(model: ExportedModel, data: StationData, info: StationInfo, plan: Plan, values: np.ndarray,
             skipped: dict[str, str], age_steps: np.ndarray | None) -> ForecastResult:
     metadata = model.metadata
-    step = pd.Timedelta(data.times[1] - data.times[0]) if len(data.times) > 1 else pd.Timedelta(metadata.grid_frequency)
+    step = pd.Timedelta(data.times[1] - data.times[0]) if len(data.times) > 1 else metadata.grid.step
     attributes = {
         "hydroseq_version": __version__, "model_run_id": metadata.run_id, "model_seq_len": str(metadata.seq_len),
         "model_onnx_sha256": metadata.files.get(ONNX_FILE, ""), "model_dataset_checksum": metadata.dataset_checksum,
         "input_file": data.path.name, "input_dataset_checksum": info.dataset_checksum,
-        "grid_frequency": metadata.grid_frequency, "grid_timezone": metadata.grid_timezone,
-        "time_label_convention": "interval_end",
+        **metadata.grid.to_attrs(),
         "comment": "negative model outputs are published as 0 (discharge cannot be negative)",
     }
     return ForecastResult(

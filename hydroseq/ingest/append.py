@@ -21,13 +21,13 @@ import pandas as pd
 import xarray as xr
 
 from hydroseq.errors import InputDataError
+from hydroseq.grid import GridSpec
 from hydroseq.ingest.output import dataset_checksum
+from hydroseq.ingested import open_ingested
 
-GRID_ATTRIBUTES = ("grid_frequency", "grid_timezone", "grid_day_boundary", "time_label_convention")
 
-
-def append_to_existing(out: str | Path, new: xr.Dataset) -> xr.Dataset:
-    """The existing dataset at ``out`` extended (and its tail overwritten) by ``new``.
+def append_to_existing(out: str | Path, new: xr.Dataset, grid: GridSpec) -> xr.Dataset:
+    """The existing dataset at ``out`` extended (and its tail overwritten) by ``new``, gridded on ``grid``.
 
     Raises
     ------
@@ -38,21 +38,20 @@ def append_to_existing(out: str | Path, new: xr.Dataset) -> xr.Dataset:
     out = Path(out)
     if not out.exists():
         raise InputDataError(out, "--append needs an existing dataset; run the first ingest without --append")
-    try:
-        with xr.open_dataset(out) as opened:
-            old = opened.load()
-    except (OSError, ValueError) as error:
-        raise InputDataError(out, f"cannot open the dataset to append to ({error})") from None
-    _check_compatible(out, old, new)
+    opened, old_grid = open_ingested(out)
+    with opened:
+        old = opened.load()
+    _check_compatible(out, old, old_grid, new, grid)
     keep = old.isel(time=np.flatnonzero(old["time"].values < new["time"].values[0]))
     return _combine(keep, new, old.attrs)
 
 
-def _check_compatible(out: Path, old: xr.Dataset, new: xr.Dataset) -> None:
-    for name in GRID_ATTRIBUTES:
-        if str(old.attrs.get(name)) != str(new.attrs.get(name)):
-            raise InputDataError(out, f"{name} is {old.attrs.get(name)!r} in the file but {new.attrs.get(name)!r} "
-                                 "in the config: appending needs the same grid", where=f"global attribute {name}")
+def _check_compatible(out: Path, old: xr.Dataset, old_grid: GridSpec, new: xr.Dataset, grid: GridSpec) -> None:
+    differences = old_grid.differences(grid)
+    if differences:
+        name, in_file, in_config = differences[0]
+        raise InputDataError(out, f"{name} is {in_file!r} in the file but {in_config!r} in the config: appending "
+                             "needs the same grid", where=f"global attribute {name}")
     old_ids, new_ids = [str(s) for s in old["station"].values], [str(s) for s in new["station"].values]
     if old_ids != new_ids:
         added, missing = sorted(set(new_ids) - set(old_ids)), sorted(set(old_ids) - set(new_ids))
@@ -60,7 +59,7 @@ def _check_compatible(out: Path, old: xr.Dataset, new: xr.Dataset) -> None:
                              "another order): appending needs the same stations; run a full ingest instead")
     if set(old.data_vars) != set(new.data_vars):
         raise InputDataError(out, f"variables differ: {sorted(set(old.data_vars) ^ set(new.data_vars))}")
-    step = pd.Timedelta(new.attrs["grid_frequency"])
+    step = grid.step
     old_times, first_new = old["time"].values, pd.Timestamp(new["time"].values[0])
     if first_new > pd.Timestamp(old_times[-1]) + step:
         raise InputDataError(out, f"gap: the file ends at {pd.Timestamp(old_times[-1])} and the new steps start at "

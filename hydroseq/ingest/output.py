@@ -124,10 +124,7 @@ def _global_attrs(config: IngestConfig, grid: TimeGrid, source_files: list[Path]
         "featureType": "timeSeries",
         "title": config.title or "hydroseq ingested dataset",
         "hydroseq_version": __version__,
-        "grid_frequency": grid.frequency,
-        "grid_timezone": grid.timezone,
-        "grid_day_boundary": grid.day_boundary,
-        "time_label_convention": "interval_end",
+        **grid.spec.to_attrs(),
         "source_files": json.dumps([{"path": str(path), "sha256": sha256_file(path)} for path in source_files]),
         "ingest_config": dump_config(config),
     }

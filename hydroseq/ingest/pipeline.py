@@ -52,7 +52,7 @@ def ingest(config: IngestConfig, out: str | Path, workers: int | None = None, sc
         raise InputDataError(out, "no station could be ingested: " + "; ".join(f"{k}: {v}" for k, v in dropped.items()))
     ds = build_dataset(config, grid, results, files)
     if append:
-        ds = append_to_existing(out, ds)
+        ds = append_to_existing(out, ds, grid.spec)
     marked_missing = {result.station.id: result.marked_missing for result in results}
     report = build_report(ds, out, dropped, marked_missing)
     with publish_set(manifest_path(out)) as staged:  # the dataset and its report appear together

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from hydroseq.config.ingest import SourceConfig, parse_step
+from hydroseq.config.ingest import SourceConfig
 from hydroseq.errors import InputDataError
 from hydroseq.ingest import plausibility, units
 from hydroseq.ingest.readers import READERS, RawSeries
@@ -60,7 +60,7 @@ def ingest_station(station: Station, plans: list[SourcePlan], grid: TimeGrid) ->
 
 def _grid_source(station: Station, plan: SourcePlan, grid: TimeGrid) -> tuple[dict[str, np.ndarray], dict[str, int]]:
     source = plan.source
-    step = None if source.frequency == "irregular" else parse_step(source.frequency)
+    step = source.step
     zone = _zone(station, source)
     pieces = []
     counts = dict.fromkeys(source.variables, 0)

@@ -7,8 +7,9 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from hydroseq.config.ingest import StationsConfig, parse_timezone
+from hydroseq.config.ingest import StationsConfig
 from hydroseq.errors import InputDataError
+from hydroseq.grid import parse_timezone
 
 REQUIRED_COLUMNS = ("station_id", "name", "lat", "lon", "area_km2")
 

@@ -14,20 +14,23 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from hydroseq.config.ingest import GridConfig, parse_step, parse_timezone
+from hydroseq.config.ingest import GridConfig
+from hydroseq.grid import GridSpec, parse_timezone
 
 _NS_PER_DAY = 86_400 * 10**9
 
 
 @dataclass(frozen=True)
 class TimeGrid:
-    """A regular grid of interval ends in UTC (``labels`` are tz-naive UTC instants)."""
+    """A regular grid of interval ends in UTC (``labels`` are tz-naive UTC instants) and its identity."""
 
     labels: pd.DatetimeIndex
-    step: pd.Timedelta
-    frequency: str
-    timezone: str
-    day_boundary: str
+    spec: GridSpec
+
+    @property
+    def step(self) -> pd.Timedelta:
+        """The grid step."""
+        return self.spec.step
 
     @property
     def origin_ns(self) -> int:
@@ -39,19 +42,13 @@ class TimeGrid:
 
 
 def build_grid(config: GridConfig) -> TimeGrid:
-    """The grid covering the local days ``start..end`` of ``config``.
-
-    Day ``D`` is the interval ``(D + day_boundary, D + 1 day + day_boundary]`` in the grid's fixed-
-    offset time zone; labels are the interval ends converted to UTC.
-    """
-    step = parse_step(config.frequency)
-    offset = parse_timezone(config.timezone).utcoffset(dt.datetime(2001, 1, 1)) or dt.timedelta(0)
-    first_edge = dt.datetime.combine(config.start, config.day_boundary) - offset
-    last_edge = dt.datetime.combine(config.end + dt.timedelta(days=1), config.day_boundary) - offset
-    labels = pd.date_range(pd.Timestamp(first_edge) + step, pd.Timestamp(last_edge), freq=step)
-    labels = pd.DatetimeIndex(labels.as_unit("ns"), name="time")
-    return TimeGrid(labels, step, config.frequency, config.timezone,
-                    config.day_boundary.strftime("%H:%M"))
+    """The grid covering the local days ``start..end`` of ``config``: every label from the end of the
+    day before ``start`` (exclusive) to the end of ``end``."""
+    spec = config.spec
+    first_edge = spec.day_end(config.start - dt.timedelta(days=1)).tz_localize(None)
+    last_edge = spec.day_end(config.end).tz_localize(None)
+    labels = pd.date_range(first_edge + spec.step, last_edge, freq=spec.step)
+    return TimeGrid(pd.DatetimeIndex(labels.as_unit("ns"), name="time"), spec)
 
 
 def bin_index(ends_ns: np.ndarray, grid: TimeGrid) -> np.ndarray:

@@ -9,7 +9,6 @@ import torch
 
 from hydroseq.config import TrainConfig
 from hydroseq.dataset import Scalers, SequenceDataset, StationData, build_sample_index, load_station_data
-from hydroseq.dataset import period_mask
 from hydroseq.errors import ConfigError, InputDataError
 from hydroseq.model.losses import station_target_std
 
@@ -60,8 +59,7 @@ def load_training_data(config: TrainConfig, data_path: str | Path | None = None,
         raise InputDataError(path, "the training period holds no sample (check splits, min_len and gaps)",
                              where=f"train {config.data.splits.train.start}..{config.data.splits.train.end}")
     train_set = SequenceDataset(station_data, scalers, index, config.data)
-    in_train = period_mask(station_data.times, config.data.splits.train, station_data.grid_timezone,
-                           station_data.grid_day_boundary)
+    in_train = station_data.grid.period_mask(station_data.times, config.data.splits.train)
     scaled_train_target = scalers.transform_target(station_data.target[:, in_train], list(station_data.station_ids))
     station_std = torch.from_numpy(station_target_std(scaled_train_target))
     return TrainingData(path, station_data, scalers, train_set, station_std)

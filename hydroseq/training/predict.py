@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from hydroseq.config import DataConfig
-from hydroseq.dataset import SampleIndex, Scalers, SequenceDataset, StationData, build_sample_index, period_mask
+from hydroseq.dataset import SampleIndex, Scalers, SequenceDataset, StationData, build_sample_index
 from hydroseq.model import LSTMModel
 from hydroseq.training.augment import hide_observed_steps
 
@@ -134,8 +134,7 @@ def predict_split(model: LSTMModel, station_data: StationData, scalers: Scalers,
             else:
                 scaled[column, station, end + lead] = out[:, column]
     scaled[~wanted] = np.nan  # steps the index does not hold (too little history, no target)
-    in_split = period_mask(station_data.times, getattr(data_config.splits, split), station_data.grid_timezone,
-                           station_data.grid_day_boundary)
+    in_split = station_data.grid.period_mask(station_data.times, getattr(data_config.splits, split))
     station_ids = list(station_data.station_ids)
     sim_scaled = scaled[:, :, in_split]
     sim = np.stack([scalers.inverse_target(sim_scaled[i], station_ids) for i in range(len(leads))])

@@ -11,8 +11,7 @@ import torch
 
 from hydroseq.baselines import doy_climatology, persistence
 from hydroseq.config import TrainConfig
-from hydroseq.dataset import Scalers, StationData, period_mask
-from hydroseq.dataset.periods import local_day_of_year
+from hydroseq.dataset import Scalers, StationData
 from hydroseq.fileio import atomic_path
 from hydroseq.model import LSTMModel
 from hydroseq.training.plots import pick_stations, plot_hydrographs
@@ -60,9 +59,8 @@ def baseline_forecasts(station_data: StationData, config: TrainConfig, predictio
     what an operator has when the gauge is k steps late.
     """
     times = station_data.times
-    in_train = period_mask(times, config.data.splits.train, station_data.grid_timezone,
-                           station_data.grid_day_boundary)
-    day = local_day_of_year(times, station_data.grid_timezone, station_data.grid_day_boundary)
+    in_train = station_data.grid.period_mask(times, config.data.splits.train)
+    day = station_data.grid.day_of_year(times)
     climatology = doy_climatology(station_data.target, day, in_train)
     persisted = persistence(station_data.target, max(lead, 1))
     late = {f"persistence_hidden{k}": persistence(station_data.target, lead + k)[:, prediction.in_split]

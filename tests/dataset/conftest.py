@@ -18,13 +18,14 @@ import xarray as xr
 
 from hydroseq.config import DataConfig, Splits, TrainConfig, load_config
 from hydroseq.dataset import StationData
+from hydroseq.grid import GridSpec
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CARAVAN_DIR = REPO_ROOT / "data" / "daily_caravan_camels_us"
 SMALL_STATIONS = ["01022500", "01547700", "02064000", "03015500"]
 DYNAMIC = ["total_precipitation_sum", "temperature_2m_mean", "potential_evaporation_sum"]
 STATIC = ["p_mean", "aridity", "frac_snow", "area_km2"]
-GRID_TIMEZONE = "Etc/GMT+8"
+GRID = GridSpec("1D", "Etc/GMT+8")
 
 
 def write_contract_netcdf(path: Path, stations: list[str], transform=None) -> Path:
@@ -52,9 +53,8 @@ def write_contract_netcdf(path: Path, stations: list[str], transform=None) -> Pa
         data_vars,
         coords={"station": np.array(stations, dtype=object), "time": times,
                 "area_km2": ("station", attributes.loc[stations, "area_km2"].to_numpy(dtype=np.float64))},
-        attrs={"Conventions": "CF-1.8", "featureType": "timeSeries", "grid_frequency": "1D",
-               "grid_timezone": GRID_TIMEZONE, "grid_day_boundary": "00:00",
-               "time_label_convention": "interval_end", "dataset_checksum": checksum.hexdigest()},
+        attrs={"Conventions": "CF-1.8", "featureType": "timeSeries", **GRID.to_attrs(),
+               "dataset_checksum": checksum.hexdigest()},
     )
     dataset.to_netcdf(path, engine="netcdf4", encoding={"time": {"units": "hours since 1970-01-01"}})
     return path
@@ -116,8 +116,7 @@ def synthetic_station_data(dynamic: np.ndarray, target: np.ndarray, static: np.n
         target=np.ascontiguousarray(target, dtype=np.float32), static=static.astype(np.float32),
         dynamic_names=tuple(f"x{i}" for i in range(dynamic.shape[-1])),
         static_names=tuple(f"a{i}" for i in range(static.shape[-1])), target_name="q",
-        checksum=hashlib.sha256(dynamic.tobytes() + target.tobytes()).hexdigest(), grid_frequency="1D",
-        grid_timezone="UTC", grid_day_boundary="00:00")
+        checksum=hashlib.sha256(dynamic.tobytes() + target.tobytes()).hexdigest(), grid=GridSpec("1D"))
 
 
 def synthetic_config(n_times: int, start: str = "1990-01-01", **overrides) -> DataConfig:

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from hydroseq.config import ModelConfig
 from hydroseq.dataset import FeatureLayout, Scalers, SequenceDataset, build_features, build_sample_index
-from hydroseq.dataset import load_station_data, period_mask
+from hydroseq.dataset import load_station_data
 from hydroseq.model import get_model
 
 LEADS = [1, 3]
@@ -46,7 +46,7 @@ def test_features_carry_the_observed_target_and_its_flag(forecast_set) -> None:
 
 def test_targets_are_t_plus_lead_and_never_leave_the_split(forecast_set) -> None:
     data, scalers, index, dataset, config = forecast_set
-    in_train = period_mask(data.times, config.splits.train, data.grid_timezone, data.grid_day_boundary)
+    in_train = data.grid.period_mask(data.times, config.splits.train)
     batch = dataset.gather(np.arange(len(index)))
     assert batch.y.shape == (*batch.x.shape[:2], len(LEADS))
     masked_by_period = 0

@@ -10,7 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hydroseq.dataset import build_sample_index, load_station_data, period_mask, run_length_so_far
+from hydroseq.dataset import build_sample_index, load_station_data, run_length_so_far
+from hydroseq.grid import GridSpec
+
+UTC_DAILY = GridSpec("1D", "UTC")
 
 
 def _reference_sequence(valid_input, valid_target, in_period, train: bool, leads, max_len, min_len):
@@ -74,7 +77,7 @@ def test_sequence_index_equals_the_plain_loop(synthetic, record, max_len, min_le
     data = make_data(dynamic, target)
     index = build_sample_index(data, config, split, cache_dir=None)
     valid_input = np.isfinite(dynamic).all(-1) & (np.isfinite(target) if lagged else True)
-    in_period = period_mask(data.times, getattr(config.splits, split), "UTC")
+    in_period = UTC_DAILY.period_mask(data.times, getattr(config.splits, split))
     expected = _reference_sequence(valid_input, np.isfinite(target), in_period, split == "train", leads,
                                    max_len, min_len)
     assert _as_tuples(index) == expected
@@ -93,7 +96,7 @@ def test_per_step_index_equals_the_plain_loop(synthetic, record, max_len, min_le
     config = make_config(n_times, max_len=max_len, min_len=min_len, spin_up=spin_up)
     data = make_data(dynamic, target)
     index = build_sample_index(data, config, split, cache_dir=None)
-    in_period = period_mask(data.times, getattr(config.splits, split), "UTC")
+    in_period = UTC_DAILY.period_mask(data.times, getattr(config.splits, split))
     expected = _reference_per_step(np.isfinite(dynamic).all(-1), np.isfinite(target), in_period, max_len,
                                    min_len, spin_up)
     assert _as_tuples(index) == expected
@@ -108,7 +111,7 @@ def test_real_sequence_index_keeps_short_histories_and_train_stays_in_train(smal
     config = data_config(mode="sequence", leads=[1, 2])
     data = load_station_data(small_nc, config)
     train = build_sample_index(data, config, "train")
-    in_train = period_mask(data.times, config.splits.train, data.grid_timezone)
+    in_train = data.grid.period_mask(data.times, config.splits.train)
     first_train, last_train = np.flatnonzero(in_train)[[0, -1]]
     # 5478 training days: ends 29 .. 5475 (lead 2 must stay in the period) for each of 4 stations
     assert len(train) == 4 * (5475 - 29 + 1)
@@ -117,7 +120,7 @@ def test_real_sequence_index_keeps_short_histories_and_train_stays_in_train(smal
     # the first 335 ends per station have 30..364 steps: fixed 365-step windows would drop them
     assert int((train.length < 365).sum()) == 4 * 335
     test = build_sample_index(data, config, "test")
-    in_test = period_mask(data.times, config.splits.test, data.grid_timezone)
+    in_test = data.grid.period_mask(data.times, config.splits.test)
     assert in_test[test.end + 1].all() and in_test[test.end + 2].all()
     assert np.all(test.length == 365)  # histories may reach back into the validation period
 
@@ -171,7 +174,7 @@ def test_per_step_config_has_a_lead_zero_evaluation_index(small_nc: Path, data_c
     data = load_station_data(small_nc, config)
     evaluation = build_sample_index(data, config, "test", mode="sequence")
     assert evaluation.leads == (0,) and evaluation.mode == "sequence"
-    in_test = period_mask(data.times, config.splits.test, data.grid_timezone)
+    in_test = data.grid.period_mask(data.times, config.splits.test)
     valid_test_targets = int((np.isfinite(data.target) & in_test).sum())
     assert len(evaluation) == valid_test_targets  # every valid target time of the split, once
     with pytest.raises(ValueError, match="no per-step index"):

@@ -9,13 +9,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hydroseq.dataset import Scalers, load_station_data, period_mask
+from hydroseq.dataset import Scalers, load_station_data
 from hydroseq.errors import InputDataError
 
 
 def _perturbed(data, split_period, factor: float):
     """Copy of ``data`` with inputs and target of ``split_period`` scaled and shifted."""
-    inside = period_mask(data.times, split_period, data.grid_timezone, data.grid_day_boundary)
+    inside = data.grid.period_mask(data.times, split_period)
     dynamic, target = data.dynamic.copy(), data.target.copy()
     dynamic[:, inside] = dynamic[:, inside] * factor + 100.0
     target[:, inside] = target[:, inside] * factor + 100.0
@@ -39,7 +39,7 @@ def test_moments_equal_numpy_on_the_training_days(small_nc: Path, data_config) -
     config = data_config()
     data = load_station_data(small_nc, config)
     scalers = Scalers.fit(data, config)
-    train = period_mask(data.times, config.splits.train, data.grid_timezone)
+    train = data.grid.period_mask(data.times, config.splits.train)
     assert train.sum() == 5478  # 1981-01-01 .. 1995-12-31
     precipitation = data.dynamic[:, train, 0].astype(np.float64)
     assert scalers.dynamic_mean[0] == pytest.approx(precipitation.mean())

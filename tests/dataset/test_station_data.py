@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +28,7 @@ def test_arrays_hold_the_csv_values_in_station_and_feature_order(small_nc: Path,
     np.testing.assert_allclose(data.static[1], row[["p_mean", "aridity", "frac_snow", "area_km2"]].astype(float),
                                rtol=1e-6)
     assert data.times[0] == np.datetime64("1981-01-02T08:00")
-    assert (data.grid_timezone, data.grid_day_boundary) == ("Etc/GMT+8", "00:00")
+    assert (data.grid.timezone, data.grid.day_boundary) == ("Etc/GMT+8", dt.time(0, 0))
     assert len(data.checksum) == 64
     assert data.target_units == "mm"
 

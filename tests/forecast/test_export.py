@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -17,6 +18,7 @@ from hydroseq.dataset import Scalers
 from hydroseq.errors import HydroseqError, InputDataError
 from hydroseq.export import METADATA_FILE, ONNX_FILE, PT2_FILE, ExportedModel, ExportMetadata, export_model
 from hydroseq.fileio import sha256_file
+from hydroseq.grid import GridSpec
 from hydroseq.training.checkpoint import Checkpoint
 
 SEQ_LEN = 30
@@ -32,7 +34,7 @@ def test_metadata_describes_the_run(exported: Path, trained, ingested: Path) -> 
     assert metadata.mode == "per_step" and metadata.leads == [0]
     with xr.open_dataset(ingested) as ds:
         assert metadata.dataset_checksum == ds.attrs["dataset_checksum"]
-        assert (metadata.grid_frequency, metadata.grid_timezone) == (ds.attrs["grid_frequency"], ds.attrs["grid_timezone"])
+        assert metadata.grid == GridSpec.from_attrs(ds.attrs)
     assert metadata.files == {name: sha256_file(exported / name) for name in (ONNX_FILE, PT2_FILE)}
     assert metadata.parity_max_abs_diff is not None and metadata.parity_max_abs_diff < 1e-5
 
@@ -83,6 +85,25 @@ def test_unknown_run_is_a_clear_error(trained, tmp_path: Path) -> None:
 def test_missing_checkpoint_file_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(InputDataError, match="best.pt: checkpoint file not found"):
         export_model(tmp_path / "best.pt", seq_len=10, out_dir=tmp_path / "m")
+
+
+def test_metadata_stores_the_grid_as_flat_attributes_and_reads_exports_without_a_label_convention(tmp_path) -> None:
+    grid = GridSpec("1D", "Etc/GMT+8")
+    metadata = ExportMetadata(seq_len=3, feature_names=["p"], dynamic_inputs=["p"], static_inputs=[], target="q",
+                              lagged_target=False, mode="per_step", leads=[0], min_len=1, scalers={}, grid=grid,
+                              run_id="run", dataset_checksum="sum", hydroseq_version="0")
+    written = json.loads(metadata.to_json())
+    keys = list(written)
+    assert keys[keys.index("scalers") + 1:keys.index("run_id")] == list(grid.to_attrs())
+    (tmp_path / METADATA_FILE).write_text(metadata.to_json())
+    assert ExportMetadata.read(tmp_path) == metadata
+    del written["time_label_convention"]  # exports written before the grid had one owner
+    (tmp_path / METADATA_FILE).write_text(json.dumps(written))
+    assert ExportMetadata.read(tmp_path).grid == grid
+    del written["grid_timezone"]
+    (tmp_path / METADATA_FILE).write_text(json.dumps(written))
+    with pytest.raises(InputDataError, match="malformed model metadata.*grid_timezone"):
+        ExportMetadata.read(tmp_path)
 
 
 def test_modified_model_file_is_refused(exported: Path, tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import hashlib
 import json
 import time
@@ -16,6 +17,7 @@ import xarray as xr
 from hydroseq.cli import main
 from hydroseq.errors import InputDataError
 from hydroseq.forecast import run_forecast
+from hydroseq.grid import GridSpec
 from hydroseq.metrics import kge, nse
 
 ISSUE = "2014-06-30"  # local day; its grid label is 2014-07-01T08:00Z
@@ -121,7 +123,7 @@ def test_issue_time_after_the_data_is_an_error(exported, ingested, tmp_path, cap
 
 def test_grid_other_than_the_models_is_refused(exported, ingested, tmp_path, edited_copy) -> None:
     def other_zone(dataset: xr.Dataset) -> None:
-        dataset.attrs["grid_timezone"] = "UTC"
+        dataset.attrs.update(dataclasses.replace(GridSpec.from_attrs(dataset.attrs), timezone="UTC").to_attrs())
 
     data = edited_copy(ingested, tmp_path / "utc.nc", other_zone)
     with pytest.raises(InputDataError, match="grid_timezone is 'UTC' but the model was trained on 'Etc/GMT\\+8'"):

@@ -12,8 +12,7 @@ import xarray as xr
 
 from hydroseq.baselines import doy_climatology
 from hydroseq.cli import main
-from hydroseq.dataset import Scalers, load_station_data, period_mask
-from hydroseq.dataset.periods import local_day_of_year
+from hydroseq.dataset import Scalers, load_station_data
 from hydroseq.export import ExportMetadata
 from hydroseq.forecast import baselines as forecast_baselines
 from hydroseq.forecast import run_forecast
@@ -133,7 +132,7 @@ def test_climatology_is_fitted_on_the_training_period_only(exported: Path, inges
     with xr.open_dataset(ingested) as data:
         times = data["time"].values
         target = data["streamflow"].transpose("station", "time").values
-    in_train = period_mask(times, period, metadata.grid_timezone, metadata.grid_day_boundary)
+    in_train = metadata.grid.period_mask(times, period)
 
     def perturb(dataset) -> None:
         dataset["streamflow"].values[:, ~in_train] *= 10.0
@@ -143,6 +142,6 @@ def test_climatology_is_fitted_on_the_training_period_only(exported: Path, inges
         table = climatology_table(source, period)
     with IngestedFile(perturbed, metadata) as source:
         np.testing.assert_array_equal(climatology_table(source, period), table)
-    days = local_day_of_year(times, metadata.grid_timezone, metadata.grid_day_boundary)
+    days = metadata.grid.day_of_year(times)
     evaluate_style = doy_climatology(target, days, in_train)  # what ``hydroseq evaluate`` uses
     np.testing.assert_allclose(table[:, days], evaluate_style, rtol=1e-6, equal_nan=True)

@@ -2,39 +2,42 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from hydroseq.errors import ConfigError
-from hydroseq.forecast.issue_time import GridClock, label_index_at_or_before, parse_instant, parse_issue_times
+from hydroseq.forecast.issue_time import label_index_at_or_before, parse_instant, parse_issue_times
+from hydroseq.grid import GridSpec
 
-CLOCK = GridClock("Etc/GMT+8", "00:00")  # the bundled Caravan grid: local day D ends D+1 08:00 UTC
+CARAVAN_GRID = GridSpec("1D", "Etc/GMT+8")  # the bundled Caravan grid: local day D ends D+1 08:00 UTC
 
 
 def test_a_date_means_the_end_of_that_local_day() -> None:
-    assert parse_instant("2014-09-30", CLOCK) == pd.Timestamp("2014-10-01T08:00Z")
-    assert parse_instant("2014-09-30", GridClock("UTC", "09:00")) == pd.Timestamp("2014-10-01T09:00Z")
+    assert parse_instant("2014-09-30", CARAVAN_GRID) == pd.Timestamp("2014-10-01T08:00Z")
+    assert parse_instant("2014-09-30", GridSpec("1D", "UTC", dt.time(9, 0))) == pd.Timestamp("2014-10-01T09:00Z")
 
 
 def test_instants_with_and_without_zone() -> None:
-    assert parse_instant("2014-09-30T12:00Z", CLOCK) == pd.Timestamp("2014-09-30T12:00Z")
-    assert parse_instant("2014-09-30T12:00+02:00", CLOCK) == pd.Timestamp("2014-09-30T10:00Z")
-    assert parse_instant("2014-09-30T12:00", CLOCK) == pd.Timestamp("2014-09-30T20:00Z")  # grid zone
+    assert parse_instant("2014-09-30T12:00Z", CARAVAN_GRID) == pd.Timestamp("2014-09-30T12:00Z")
+    assert parse_instant("2014-09-30T12:00+02:00", CARAVAN_GRID) == pd.Timestamp("2014-09-30T10:00Z")
+    assert parse_instant("2014-09-30T12:00", CARAVAN_GRID) == pd.Timestamp("2014-09-30T20:00Z")  # grid zone
 
 
 def test_ranges() -> None:
-    first, last, is_range = parse_issue_times("2014-09-01..2014-09-30", CLOCK)
+    first, last, is_range = parse_issue_times("2014-09-01..2014-09-30", CARAVAN_GRID)
     assert is_range and first == pd.Timestamp("2014-09-02T08:00Z") and last == pd.Timestamp("2014-10-01T08:00Z")
-    assert parse_issue_times("2014-09-30", CLOCK)[2] is False
+    assert parse_issue_times("2014-09-30", CARAVAN_GRID)[2] is False
     with pytest.raises(ConfigError, match="ends before it starts"):
-        parse_issue_times("2014-09-30..2014-09-01", CLOCK)
+        parse_issue_times("2014-09-30..2014-09-01", CARAVAN_GRID)
 
 
 @pytest.mark.parametrize("text", ["yesterday", "2014-13-45", ""])
 def test_bad_text_is_a_clear_error(text: str) -> None:
     with pytest.raises(ConfigError, match="--issue-time"):
-        parse_instant(text, CLOCK)
+        parse_instant(text, CARAVAN_GRID)
 
 
 def test_label_at_or_before_never_picks_a_later_step() -> None:

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from hydroseq.config import ConfigError, IngestConfig, load_config, validate_config
 from hydroseq.config.ingest import SourceConfig
 from hydroseq.errors import InputDataError
+from hydroseq.grid import GridSpec
 from hydroseq.ingest import ingest
 
 from .conftest import grid_values
@@ -66,7 +67,7 @@ def test_ebnit_hourly_config_ingests_the_bundled_files_row_by_row(repo_root: Pat
         times = pd.DatetimeIndex(ds["time"].values)
         q = ds["streamflow"].sel(station="host").values
         p = ds["total_precipitation_sum"].sel(station="host").values
-        assert ds.attrs["grid_timezone"] == "Etc/GMT-1" and ds["total_precipitation_sum"].attrs["units"] == "mm"
+        assert GridSpec.from_attrs(ds.attrs).timezone == "Etc/GMT-1" and ds["total_precipitation_sum"].attrs["units"] == "mm"
     # row 0 is the hour starting 1996-01-01 00:00 CET: known at 01:00 CET = 00:00 UTC
     assert times[0] == pd.Timestamp("1996-01-01T00:00") and len(times) == 3652 * 24
     assert times[-1] == pd.Timestamp("2005-12-30T23:00")  # the last complete local day, 2005-12-30 CET

@@ -12,6 +12,7 @@ import xarray as xr
 from hydroseq.cli import main
 from hydroseq.config import IngestConfig, dump_config, load_config
 from hydroseq.errors import InputDataError
+from hydroseq.grid import GridSpec
 from hydroseq.ingest import ingest
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -50,7 +51,7 @@ def test_appending_the_next_days_equals_one_ingest(first_half: Path, tmp_path: P
     assert appended.sizes["time"] == 40
     assert appended.attrs["dataset_checksum"] == full.attrs["dataset_checksum"]
     xr.testing.assert_identical(appended.drop_attrs(), full.drop_attrs())
-    assert appended.attrs["grid_timezone"] == full.attrs["grid_timezone"]
+    assert GridSpec.from_attrs(appended.attrs) == GridSpec.from_attrs(full.attrs)
 
 
 def test_overlap_replaces_the_tail_and_keeps_the_rest(first_half: Path, tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ import pytest
 import xarray as xr
 
 from hydroseq.config import TrainConfig
+from hydroseq.grid import GridSpec
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CARAVAN_DIR = REPO_ROOT / "data" / "daily_caravan_camels_us"
@@ -39,8 +40,7 @@ def write_small_netcdf(path: Path) -> Path:
     dataset = xr.Dataset(
         data_vars, coords={"station": np.array(STATIONS, dtype=object),
                            "time": (days + pd.Timedelta(days=1)).values.astype("datetime64[ns]")},
-        attrs={"Conventions": "CF-1.8", "featureType": "timeSeries", "grid_frequency": "1D",
-               "grid_timezone": "UTC", "grid_day_boundary": "00:00", "time_label_convention": "interval_end",
+        attrs={"Conventions": "CF-1.8", "featureType": "timeSeries", **GridSpec("1D").to_attrs(),
                "dataset_checksum": checksum.hexdigest(), "source_files": "[]", "ingest_config": "test fixture"})
     dataset.to_netcdf(path, engine="netcdf4", encoding={"time": {"units": "hours since 1970-01-01"}})
     return path

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from hydroseq.training.baselines import doy_climatology, local_day_of_year, persistence
+from hydroseq.baselines import doy_climatology, persistence
+from hydroseq.grid import GridSpec
 
 
 def test_persistence_shifts_by_lead_and_keeps_gaps() -> None:
@@ -16,13 +17,13 @@ def test_persistence_shifts_by_lead_and_keeps_gaps() -> None:
 def test_day_of_year_uses_the_local_day_an_interval_ends_in() -> None:
     # daily grid in Etc/GMT+8: local day 2001-01-31 ends at 2001-02-01 00:00 local = 08:00 UTC
     labels = np.array(["2001-02-01T08:00", "2001-12-31T08:00", "2005-01-01T08:00"], dtype="datetime64[ns]")
-    np.testing.assert_array_equal(local_day_of_year(labels, "Etc/GMT+8"), [31, 364, 366])
+    np.testing.assert_array_equal(GridSpec("1D", "Etc/GMT+8").day_of_year(labels), [31, 364, 366])
 
 
 def test_climatology_is_the_training_mean_per_day_and_ignores_other_periods() -> None:
     days = pd.date_range("2001-01-01", "2004-12-31", freq="D")
     labels = (days + pd.Timedelta(days=1)).values
-    doy = local_day_of_year(labels, "UTC")
+    doy = GridSpec("1D", "UTC").day_of_year(labels)
     rng = np.random.default_rng(0)
     target = rng.gamma(2.0, size=(2, len(days)))
     train = np.asarray(days.year <= 2002)

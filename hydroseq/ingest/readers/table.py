@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from hydroseq.config.ingest import SourceConfig, parse_step
+from hydroseq.config.ingest import SourceConfig
 from hydroseq.errors import InputDataError
 from hydroseq.ingest.readers.base import RawSeries, cached_per_file, check_columns, parse_stamps, to_numbers
 
@@ -48,8 +48,7 @@ def read(source: SourceConfig, path: Path, station_id: str) -> RawSeries:
 
 def _row_stamps(source: SourceConfig, rows: np.ndarray) -> pd.DatetimeIndex:
     """``time_start + row x frequency`` for files whose rows are consecutive source steps."""
-    step = parse_step(source.frequency)
-    return pd.DatetimeIndex(pd.Timestamp(source.time_start) + rows * step).as_unit("ns")
+    return pd.DatetimeIndex(pd.Timestamp(source.time_start) + rows * source.step).as_unit("ns")
 
 
 def _strip(stem: str, source: SourceConfig) -> str:

@@ -1,0 +1,58 @@
+"""Opening an ingested dataset: the contract of ``docs/dataset-format.md`` is checked here, once.
+
+Every stage that reads an ingested NetCDF (dataset, export, forecast, the appending ingest, the
+daily pipeline) opens it with :func:`open_ingested` and gets the file's :class:`GridSpec` with it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import xarray as xr
+
+from hydroseq.errors import InputDataError
+from hydroseq.grid import GridSpec
+
+
+def open_ingested(path: str | Path) -> tuple[xr.Dataset, GridSpec]:
+    """Open ``path`` lazily and check that it is an ingested hydroseq dataset.
+
+    Checked: the file opens as NetCDF, has ``station`` and ``time`` coordinates, a regular and
+    increasing time grid, and readable grid attributes. The caller closes the dataset.
+
+    Returns
+    -------
+    The open dataset and its grid.
+
+    Raises
+    ------
+    InputDataError
+        Naming the file and what is wrong with it.
+    """
+    path = Path(path)
+    try:
+        dataset = xr.open_dataset(path)
+    except (OSError, ValueError) as error:
+        raise InputDataError(path, f"cannot open as NetCDF ({error})") from None
+    try:
+        return dataset, _check_contract(dataset, path)
+    except InputDataError:
+        dataset.close()
+        raise
+
+
+def _check_contract(dataset: xr.Dataset, path: Path) -> GridSpec:
+    for coord in ("station", "time"):
+        if coord not in dataset.coords:
+            raise InputDataError(path, f"has no {coord!r} coordinate; is it an ingested hydroseq file?")
+    times = np.asarray(dataset["time"].values).astype("datetime64[ns]")
+    steps = np.diff(times)
+    irregular = (steps <= np.timedelta64(0)) | (steps != steps[0]) if len(steps) else np.zeros(0, bool)
+    if irregular.any():
+        bad = int(np.flatnonzero(irregular)[0]) + 1
+        raise InputDataError(path, "time grid is not regular and increasing", where=f"time {times[bad]}")
+    try:
+        return GridSpec.from_attrs(dataset.attrs)
+    except ValueError as error:
+        raise InputDataError(path, f"{error}; is it an ingested hydroseq file?", where="global attributes") from None
