@@ -24,6 +24,7 @@ from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 Mode = Literal["per_step", "sequence"]
+SKIP_GATE_INITIAL_BIAS = 3.0  # sigmoid(3) = 0.95: training starts from (almost) the plain skip
 LSTMPath = Literal["packed", "padded"]
 
 
@@ -50,9 +51,11 @@ class LSTMModel(nn.Module):
         Default path of ``forward``: ``"packed"`` or ``"padded"`` (see the module docstring).
     skip_columns
         Per-step mode: ``(value, flag)`` input columns of the observed target; when given, every
-        output at step t is ``head(h_t)`` plus the newest observed value at or before t (see
-        :func:`newest_observed_value`): the network predicts the change from the newest
-        observation, however old, and the plain value where the sequence has none.
+        output at step t is ``head(h_t) + gate(h_t) * q_t``, where ``q_t`` is the newest observed
+        value at or before t (see :func:`newest_observed_value`) and ``gate`` a sigmoid of a linear
+        map of ``h_t``, one per output, starting near 1: the network predicts the change from the
+        newest observation and learns to lean on it less as it ages (the LSTM sees the flags, so it
+        knows how old it is); where the sequence has none, ``q_t`` is 0.
     """
 
     def __init__(self, n_features: int, n_outputs: int, hidden_size: int = 64, num_layers: int = 1,
@@ -71,6 +74,10 @@ class LSTMModel(nn.Module):
                             dropout=dropout if num_layers > 1 else 0.0)
         self.dropout = nn.Dropout(dropout)
         self.head = nn.Linear(hidden_size, n_outputs)
+        self.skip_gate = nn.Linear(hidden_size, n_outputs) if skip_columns is not None else None
+        if self.skip_gate is not None:
+            nn.init.zeros_(self.skip_gate.weight)
+            nn.init.constant_(self.skip_gate.bias, SKIP_GATE_INITIAL_BIAS)
         self.set_forget_bias(initial_forget_bias)
 
     def set_forget_bias(self, value: float) -> None:
@@ -86,25 +93,28 @@ class LSTMModel(nn.Module):
         inputs = x
         if self.embedding is not None:
             x = self.embedding(x)
-        out = self._packed(x, lengths) if (path or self.lstm_path) == "packed" else self._padded(x, lengths)
-        if self.skip_columns is not None:
+        features = self._packed(x, lengths) if (path or self.lstm_path) == "packed" else self._padded(x, lengths)
+        features = self.dropout(features)
+        out = self.head(features)
+        if self.skip_columns is not None and self.skip_gate is not None:
             value, flag = self.skip_columns
-            out = out + newest_observed_value(inputs[..., value], inputs[..., flag]).unsqueeze(-1).to(out.dtype)
+            newest = newest_observed_value(inputs[..., value], inputs[..., flag]).unsqueeze(-1).to(out.dtype)
+            out = out + torch.sigmoid(self.skip_gate(features)) * newest
         return out
 
     def _packed(self, x: Tensor, lengths: Tensor) -> Tensor:
         packed = pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=True)
         output, (hn, _) = self.lstm(packed)
         if self.mode == "sequence":
-            return self.head(self.dropout(hn[-1]))
+            return hn[-1]
         padded, _ = pad_packed_sequence(output, batch_first=True, total_length=x.shape[1])
-        return self.head(self.dropout(padded))
+        return padded
 
     def _padded(self, x: Tensor, lengths: Tensor) -> Tensor:
         output, _ = self.lstm(x)
         if self.mode == "sequence":
-            return self.head(self.dropout(last_valid_step(output, lengths)))
-        return self.head(self.dropout(output))
+            return last_valid_step(output, lengths)
+        return output
 
 
 def last_valid_step(output: Tensor, lengths: Tensor) -> Tensor:

@@ -140,8 +140,8 @@ def test_newest_observed_value_is_a_causal_forward_fill(steps: int, rows: int, s
 
 
 def test_observed_skip_adds_the_newest_observed_value(forcing_batch) -> None:
-    """Per-step output with the skip = the same network without it + the newest observed value at or
-    before each step (0 before the first), on both paths."""
+    """Per-step output with the skip = the same network without it + gate * the newest observed value at
+    or before each step (0 before the first), on both paths; the gate starts at sigmoid(3) everywhere."""
     from hydroseq.config import DataConfig
 
     x, lengths = forcing_batch
@@ -153,12 +153,12 @@ def test_observed_skip_adds_the_newest_observed_value(forcing_batch) -> None:
     torch.manual_seed(0)
     skipped = get_model(ModelConfig(hidden_size=6, observed_skip=True), 3, 2, "per_step", data=data)
     plain = get_model(ModelConfig(hidden_size=6), 3, 2, "per_step")
-    plain.load_state_dict(skipped.state_dict())
+    plain.load_state_dict({k: v for k, v in skipped.state_dict().items() if not k.startswith("skip_gate.")})
     for path in ("packed", "padded"):
         with torch.no_grad():
             difference = skipped(x, lengths, path=path) - plain(x, lengths, path=path)
         newest = _forward_fill_reference(x[..., 1].numpy(), x[..., 2].numpy())
-        expected = torch.from_numpy(newest).unsqueeze(-1).expand_as(difference)
+        expected = torch.sigmoid(torch.tensor(3.0)) * torch.from_numpy(newest).unsqueeze(-1).expand_as(difference)
         valid = torch.arange(x.shape[1])[None, :] < lengths[:, None]
         torch.testing.assert_close(difference[valid], expected[valid])
     with pytest.raises(ValueError, match="observed_skip needs"):
