@@ -22,12 +22,12 @@ import torch
 from rich.console import Console
 from rich.table import Table
 
+from benchmarks.files import write_text_atomic
 from benchmarks.timing import median_seconds
 from hydroseq.batching import make_loader
 from hydroseq.batching.padding import padding_by_strategy
 from hydroseq.config import IngestConfig, TrainConfig, load_config
 from hydroseq.dataset import Scalers, SequenceDataset, build_sample_index, load_station_data
-from hydroseq.fileio import write_text_atomic
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = {"sequence": "configs/train_caravan_sequence.yaml", "per_step": "configs/train_caravan_per_step.yaml"}

@@ -23,10 +23,10 @@ from typing import Any
 import yaml
 
 from benchmarks.child import ChildTimeout, log_tail, run_child, thread_environment
+from benchmarks.files import write_text_atomic
 from benchmarks.measures import EpochPoint, TestScores, ToolRun
 from benchmarks.protocol import REPO_ROOT, Protocol
 from hydroseq.config import TrainConfig, load_config
-from hydroseq.fileio import write_text_atomic
 
 BASE_CONFIGS = {mode: REPO_ROOT / "configs" / f"train_caravan_protocol_{mode}.yaml" for mode in ("per_step", "sequence")}
 

@@ -9,11 +9,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchmarks.environment import Environment
+from benchmarks.files import atomic_path, write_text_atomic
 from benchmarks.measures import OverheadRun, PaddingRun, TestScores, ToolRun
 from benchmarks.profile_step import StepProfile
 from benchmarks.protocol import Protocol
 from benchmarks.targets import TargetCheck
-from hydroseq.fileio import atomic_path, write_text_atomic
 
 MARKDOWN_NAME = "comparison.md"
 PLOT_NAME = "time_to_accuracy.png"
