@@ -27,8 +27,8 @@ test: install
 bench: install
 	$(PY) -m benchmarks.compare
 
-# The benchmarks' own tests (a --quick comparison among them, about 2.5 minutes); `make test` runs
-# only their smoke test (tests/benchmarks/).
+# The benchmarks' own tests (a --quick comparison among them); `make test` runs only their smoke
+# test (tests/benchmarks/).
 bench-test: install
 	$(PY) -m pytest benchmarks/tests -n 2 -q
 

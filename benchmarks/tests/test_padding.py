@@ -6,9 +6,9 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.hydroseq_side import hydroseq_config
 from benchmarks.overhead import measure_overhead
 from benchmarks.padding import STRATEGIES, epoch_batches, measure_padding, slot_counts
-from benchmarks.hydroseq_side import hydroseq_config
 from benchmarks.protocol import quick_protocol
 from hydroseq.training import load_training_data
 
