@@ -1,6 +1,6 @@
 """Smoke test of ``benchmarks/`` in the default suite: it imports, parses its command lines, builds
-its configs against hydroseq's public API and times one tiny step. The benchmarks' own tests are
-in ``benchmarks/tests/`` (``make bench-test``)."""
+its configs against hydroseq's public API and measures the padding of made-up lengths. The
+benchmarks' own tests are in ``benchmarks/tests/`` (``make bench-test``)."""
 
 from __future__ import annotations
 
@@ -63,10 +63,15 @@ def test_ddp_curves_finds_its_probe() -> None:
     assert PROBE.is_file()
 
 
-def test_one_tiny_lstm_step_is_timed() -> None:
-    import torch
+def test_padding_share_is_measured_on_made_up_lengths() -> None:
+    import numpy as np
 
-    from benchmarks.bench_lstm_paths import make_batch, time_steps
+    from benchmarks.padding import epoch_batches, slot_counts
 
-    batch = make_batch(batch_size=4, max_len=40, n_features=3)
-    assert time_steps("padded", 8, torch.device("cpu"), batch, repeats=1) > 0
+    lengths = np.random.default_rng(0).integers(30, 366, 2000)
+    share = {}
+    for strategy in ("random, padded", "bucketed, padded"):
+        valid, slots = slot_counts(lengths, epoch_batches(lengths, strategy, 64, seed=0), packed=False)
+        assert valid == int(lengths.sum())
+        share[strategy] = 1 - valid / slots
+    assert share["bucketed, padded"] < share["random, padded"]
