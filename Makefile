@@ -6,7 +6,7 @@ PIP    := $(VENV)/bin/pip
 OUT    ?= runs/demo
 export MLFLOW_DISABLE_TELEMETRY := true
 
-.PHONY: install demo test bench clean
+.PHONY: install demo test bench bench-test clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,11 @@ test: install
 
 bench: install
 	$(PY) -m benchmarks.compare
+
+# The benchmarks' own tests (a --quick comparison among them); `make test` runs only their smoke
+# test (tests/benchmarks/).
+bench-test: install
+	$(PY) -m pytest benchmarks/tests -n 2 -q
 
 clean:
 	rm -rf runs mlruns.db mlartifacts .hydroseq_cache

@@ -22,12 +22,18 @@ import torch
 from rich.console import Console
 from rich.table import Table
 
+from benchmarks.files import write_text_atomic
 from benchmarks.timing import median_seconds
-from hydroseq.batching import make_loader
-from hydroseq.batching.padding import padding_by_strategy
+from hydroseq.batching import make_loader, padding_by_strategy
 from hydroseq.config import IngestConfig, TrainConfig, load_config
-from hydroseq.dataset import Scalers, SequenceDataset, build_sample_index, load_station_data
-from hydroseq.fileio import write_text_atomic
+from hydroseq.dataset import (
+    Scalers,
+    SequenceDataset,
+    StationData,
+    build_features,
+    build_sample_index,
+    load_station_data,
+)
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = {"sequence": "configs/train_caravan_sequence.yaml", "per_step": "configs/train_caravan_per_step.yaml"}
@@ -42,11 +48,19 @@ def ensure_data(path: Path) -> Path:
     return path
 
 
-def build_dataset(config: TrainConfig, data_path: Path, cache_dir: Path) -> SequenceDataset:
-    """The train split of ``config`` as a :class:`SequenceDataset`."""
+def build_dataset(config: TrainConfig, data_path: Path,
+                  cache_dir: Path) -> tuple[SequenceDataset, StationData, Scalers]:
+    """The train split of ``config`` as a :class:`SequenceDataset`, with the data and scalers it was built from."""
     station_data = load_station_data(data_path, config.data)
+    scalers = Scalers.fit(station_data, config.data)
     index = build_sample_index(station_data, config.data, "train", cache_dir=cache_dir)
-    return SequenceDataset(station_data, Scalers.fit(station_data, config.data), index, config.data)
+    return SequenceDataset(station_data, scalers, index, config.data), station_data, scalers
+
+
+def feature_rows(dataset: SequenceDataset, station_data: StationData, scalers: Scalers) -> np.ndarray:
+    """The scaled features ``gather`` copies from, one row per ``station * n_times + step``."""
+    features, _ = build_features(station_data, scalers, dataset.layout)
+    return np.ascontiguousarray(features.reshape(-1, features.shape[-1]))
 
 
 def naive_collate(dataset: SequenceDataset, indices: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
@@ -56,11 +70,11 @@ def naive_collate(dataset: SequenceDataset, indices: np.ndarray) -> tuple[torch.
     return torch.nn.utils.rnn.pad_sequence(sequences, batch_first=True), torch.from_numpy(dataset.lengths[order])
 
 
-def take_collate(dataset: SequenceDataset, indices: np.ndarray) -> torch.Tensor:
-    """The vectorised alternative: one ``np.take`` of every (sample, step) row into a preallocated array."""
+def take_collate(dataset: SequenceDataset, features: np.ndarray, indices: np.ndarray) -> torch.Tensor:
+    """The vectorised alternative: one ``np.take`` of every (sample, step) row of ``features`` into a
+    preallocated array."""
     order = indices[np.argsort(-dataset.lengths[indices], kind="stable")]
     lengths, index = dataset.lengths[order], dataset.index
-    features = dataset._features  # the dataset's scaled feature rows (benchmark-only access)
     steps = np.arange(int(lengths[0]))
     first = index.station[order] * dataset.n_times + index.end[order] - lengths + 1
     rows = np.minimum(first[:, None] + steps, len(features) - 1)
@@ -70,12 +84,12 @@ def take_collate(dataset: SequenceDataset, indices: np.ndarray) -> torch.Tensor:
     return torch.from_numpy(x)
 
 
-def collate_figures(dataset: SequenceDataset, batch_size: int, repeats: int) -> dict[str, float]:
+def collate_figures(dataset: SequenceDataset, features: np.ndarray, batch_size: int, repeats: int) -> dict[str, float]:
     """Microseconds per batch of ``gather`` and of two alternatives, on the same random batches."""
     rng = np.random.default_rng(0)
     batches = [rng.choice(len(dataset), batch_size, replace=False) for _ in range(50)]
     gather_s = median_seconds(lambda: [dataset.gather(b) for b in batches], repeats) / len(batches)
-    take_s = median_seconds(lambda: [take_collate(dataset, b) for b in batches], repeats) / len(batches)
+    take_s = median_seconds(lambda: [take_collate(dataset, features, b) for b in batches], repeats) / len(batches)
     naive_s = median_seconds(lambda: [naive_collate(dataset, b) for b in batches[:10]], repeats) / 10
     return {"gather_us": gather_s * 1e6, "take_us": take_s * 1e6, "naive_us": naive_s * 1e6,
             "take_over_gather": take_s / gather_s, "naive_over_gather": naive_s / gather_s}
@@ -119,12 +133,15 @@ def main() -> None:
                                   "cpus": os.cpu_count(), "repeats": args.repeats}
     for mode, config_path in CONFIGS.items():
         config = load_config(config_path, TrainConfig)
+        cache_dir = REPO_ROOT / "runs" / "bench" / "cache"
         start = time.perf_counter()
-        dataset = build_dataset(config, data_path, cache_dir=REPO_ROOT / "runs" / "bench" / "cache")
+        dataset, station_data, scalers = build_dataset(config, data_path, cache_dir)
+        build_s = time.perf_counter() - start
+        features = feature_rows(dataset, station_data, scalers)
         results[mode] = {
             "samples": len(dataset), "features": dataset.n_features, "batch_size": config.batching.batch_size,
-            "build_s": time.perf_counter() - start,
-            "collate": collate_figures(dataset, config.batching.batch_size, args.repeats),
+            "build_s": build_s,
+            "collate": collate_figures(dataset, features, config.batching.batch_size, args.repeats),
             "loader": [loader_figures(dataset, config, workers, args.loader_batches, args.repeats)
                        for workers in (0, 2)],
             "padding": {name: f.to_dict() for name, f in

@@ -8,14 +8,17 @@ The 31 bundled Caravan basins are ingested (the project's ingest config, ``--day
 to 2014-09-30) and replicated to at least ``--stations`` stations, each copy's series rolled by a
 few days so that the copies differ. The model is an LSTM of the size the bundled per-step config
 trains (hidden 64, 3 forcings + 13 static attributes), freshly initialised with scalers fitted on
-the real data, exported with ``export_trained_model`` (throughput does not depend on the weights).
+the real data, saved as a training checkpoint and exported from it with
+:func:`hydroseq.export.export_model`, as ``hydroseq export`` does (throughput does not depend on
+the weights).
 Measured in the same run, after one warm-up, medians of ``--repeats``:
 
 * ``hydroseq forecast``: the whole :func:`hydroseq.forecast.run_forecast` (open the file, read the
   last N steps of every station, scale, assemble windows, run the ONNX model in batches of
   ``--batch-size``, write CF-NetCDF and CSV);
 * ``bare onnxruntime``: only ``ExportedModel.predict`` on the very same input batches;
-* ``bare torch``: the in-memory padded network (``LastStepNetwork``) on the same batches.
+* ``bare torch``: the in-memory model on the same batches, on its padded path and read at each
+  row's last valid step (what the exported network computes).
 
 The ratio is each time / the bare onnxruntime time.
 """
@@ -37,16 +40,11 @@ from rich.table import Table
 from benchmarks.timing import median_seconds
 from hydroseq.config import IngestConfig, TrainConfig, load_config, validate_config
 from hydroseq.dataset import Scalers, build_features, load_station_data
-from hydroseq.export import ExportedModel, ExportMetadata
-from hydroseq.export.exporter import DataProvenance, export_trained_model
-from hydroseq.export.network import LastStepNetwork
-from hydroseq.export.source import read_provenance
-from hydroseq.forecast import run_forecast
-from hydroseq.forecast.data_window import IngestedFile
-from hydroseq.forecast.features import gather_windows, history_lengths
+from hydroseq.export import ExportedModel, ExportMetadata, export_model
+from hydroseq.forecast import IngestedFile, gather_windows, history_lengths, run_forecast
 from hydroseq.ingest import ingest
-from hydroseq.model import get_model
-from hydroseq.training.checkpoint import Checkpoint
+from hydroseq.model import LSTMModel, get_model, last_valid_step
+from hydroseq.training import Checkpoint
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 ISSUE = "2014-09-30"
@@ -91,8 +89,8 @@ def train_config(data: Path) -> TrainConfig:
     return validate_config(dump, TrainConfig)
 
 
-def export_untrained(data: Path, out: Path, seq_len: int) -> tuple[Path, torch.nn.Module]:
-    """A freshly initialised model of the configured size, exported with real scalers."""
+def export_untrained(data: Path, out: Path, seq_len: int) -> tuple[Path, LSTMModel]:
+    """A freshly initialised model of the configured size, exported with real scalers (checkpoint beside ``out``)."""
     config = train_config(data)
     station_data = load_station_data(data, config.data)
     scalers = Scalers.fit(station_data, config.data)
@@ -100,8 +98,7 @@ def export_untrained(data: Path, out: Path, seq_len: int) -> tuple[Path, torch.n
     torch.manual_seed(0)
     model = get_model(config.model, len(names), 1, "per_step").eval()
     untrained = Checkpoint(model.state_dict(), config, names, 1, scalers, "benchmark-untrained")
-    provenance: DataProvenance = read_provenance(data)
-    export_trained_model(untrained, seq_len, out, provenance, pt2=False)
+    export_model(untrained.save(out.with_name("untrained.pt")), seq_len, out, data_path=data)
     return out, model
 
 
@@ -119,11 +116,12 @@ def model_inputs(model_dir: Path, data: Path) -> tuple[np.ndarray, np.ndarray]:
     return x, lengths
 
 
-def torch_batches(network: torch.nn.Module, x: np.ndarray, lengths: np.ndarray, batch_size: int) -> None:
-    """The padded torch network on the same batches as onnxruntime."""
+def torch_batches(model: LSTMModel, x: np.ndarray, lengths: np.ndarray, batch_size: int) -> None:
+    """The torch model on the same batches as onnxruntime: padded path, output at each row's last valid step."""
     with torch.no_grad():
         for i in range(0, len(x), batch_size):
-            network(torch.from_numpy(x[i:i + batch_size]), torch.from_numpy(lengths[i:i + batch_size]))
+            rows = torch.from_numpy(lengths[i:i + batch_size])
+            last_valid_step(model(torch.from_numpy(x[i:i + batch_size]), rows, path="padded"), rows)
 
 
 def main() -> None:
@@ -142,13 +140,13 @@ def main() -> None:
         count = replicate(ingest_bundled(work / "bundled.nc", args.days), data, args.stations)
         model_dir, model = export_untrained(data, work / "model", args.seq_len)
         x, lengths = model_inputs(model_dir, data)
-        runtime, network = ExportedModel(model_dir), LastStepNetwork(model).eval()
+        runtime = ExportedModel(model_dir)
         seconds = {
             "hydroseq forecast": median_seconds(
                 lambda: run_forecast(model_dir, data, ISSUE, out=work / "f.nc", batch_size=args.batch_size),
                 args.repeats),
             "bare onnxruntime": median_seconds(lambda: runtime.predict(x, lengths, args.batch_size), args.repeats),
-            "bare torch": median_seconds(lambda: torch_batches(network, x, lengths, args.batch_size), args.repeats),
+            "bare torch": median_seconds(lambda: torch_batches(model, x, lengths, args.batch_size), args.repeats),
         }
     report(seconds, count, args)
 

@@ -17,7 +17,7 @@ Both get ``--hidden`` units (default: the per-step recipe's 64). Measured in the
 the modes alternating (A B, then B A, ...):
 
 * **throughput**: ``--repeats`` timed passes of ``--batches`` training batches each (loader, target
-  hiding, forward, loss, backward, clipping, Adam; :func:`hydroseq.training.loop.train_one_epoch`)
+  hiding, forward, loss, backward, clipping, Adam; :func:`hydroseq.training.train_one_epoch`)
   after one untimed warm-up pass, on a throwaway model. The figure is *targets with a loss per
   second*: valid ``(step, lead)`` pairs for per-step, valid ``(sequence, lead)`` pairs for
   sequence; the median over repeats, and the per-step / sequence ratio.
@@ -41,12 +41,19 @@ from rich.console import Console
 from rich.table import Table
 
 from benchmarks.compare import ingest_dataset
+from benchmarks.protocol import default_threads
 from hydroseq.batching import make_loader
 from hydroseq.config import TrainConfig, load_config, validate_config
 from hydroseq.model import get_model
-from hydroseq.training.data import TrainingData, load_training_data
-from hydroseq.training.loop import train_one_epoch, validate
-from hydroseq.training.runtime import lr_factor, resolve_device, resolve_lstm_path, set_threads
+from hydroseq.training import (
+    TrainingData,
+    load_training_data,
+    lr_factor,
+    resolve_device,
+    resolve_lstm_path,
+    train_one_epoch,
+    validate,
+)
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 RECIPES = {"per-step": "train_caravan_forecast.yaml", "sequence": "train_caravan_protocol_sequence.yaml"}
@@ -207,7 +214,8 @@ def main(argv: list[str] | None = None) -> int:
         work = Path(tmp)
         data, _ = ingest_dataset(work)
         configs = [recipe(mode, data, work, args.hidden, args.quick) for mode in RECIPES]
-        threads = set_threads(configs[0].training)
+        threads = configs[0].training.threads or default_threads()
+        torch.set_num_threads(threads)  # as train() sets them
         device = resolve_device(configs[0].training.device)
         trainees = [Trainee(mode, config, load_training_data(config), device) for mode, config in zip(RECIPES, configs)]
         figures = {"batches": args.batches, "repeats": args.repeats, "threads": threads, "hidden": args.hidden,

@@ -37,8 +37,7 @@ from rich.table import Table
 
 from benchmarks.timing import median_seconds
 from hydroseq.config import IngestConfig, validate_config
-from hydroseq.ingest import build_grid, ingest, ingest_station, plan_sources
-from hydroseq.ingest.stations import load_stations
+from hydroseq.ingest import build_grid, dask_client, ingest, ingest_station, load_stations, plan_sources
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 EBNIT = REPO_ROOT / "data" / "subdaily_ebnit_at"
@@ -97,8 +96,6 @@ def dask_ingest(config: IngestConfig, folder: Path, workers: int, repeats: int) 
     """Median ingest seconds on a local cluster of ``workers`` processes started as ``--workers``
     starts it, its start-up seconds, and the largest peak resident memory of a worker (MiB)."""
     import resource
-
-    from hydroseq.ingest.distributed import dask_client
 
     start = time.perf_counter()
     with dask_client(workers=workers) as client:

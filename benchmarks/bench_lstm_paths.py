@@ -25,9 +25,9 @@ import torch
 from rich.console import Console
 from rich.table import Table
 
+from benchmarks.protocol import default_threads
 from hydroseq.config import ModelConfig
 from hydroseq.model import get_model, masked_mse
-from hydroseq.training.runtime import available_cores
 
 
 def make_batch(batch_size: int, max_len: int, n_features: int, seed: int = 0) -> tuple[torch.Tensor, ...]:
@@ -87,7 +87,7 @@ def main() -> None:
     parser.add_argument("--paths", nargs="+", default=["packed", "padded"])
     args = parser.parse_args()
     device = torch.device(args.device)
-    torch.set_num_threads(available_cores())
+    torch.set_num_threads(default_threads())
     batch = make_batch(args.batch_size, args.max_len, 30)
     valid = int(batch[1].sum())
     rows = []
@@ -97,7 +97,7 @@ def main() -> None:
             rows.append({"hidden": hidden, "path": path, "step_s": seconds,
                          "samples_per_s": args.batch_size / seconds, "valid_timesteps_per_s": valid / seconds})
     agreement = cpu_device_agreement(device, batch)
-    name = torch.cuda.get_device_name(device) if device.type == "cuda" else f"CPU, {available_cores()} threads"
+    name = torch.cuda.get_device_name(device) if device.type == "cuda" else f"CPU, {default_threads()} threads"
     table = Table(title=f"LSTM training step, {name}, batch {args.batch_size}, lengths 30..{args.max_len}")
     for column in ("hidden", "path", "step s", "samples/s", "valid timesteps/s"):
         table.add_column(column, justify="right")

@@ -146,7 +146,7 @@ def step_benchmarks(protocol: Protocol, data_path: Path, work_dir: Path, modes: 
 
     from benchmarks.overhead import measure_overhead
     from benchmarks.padding import measure_padding
-    from hydroseq.training.data import load_training_data
+    from hydroseq.training import load_training_data
 
     torch.set_num_threads(protocol.threads)
     padding, overhead, profiles = [], [], []

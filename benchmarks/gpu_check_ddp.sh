@@ -5,9 +5,9 @@
 # runs it (PYTHON, default .venv/bin/python); run from the repository root:
 #   bash benchmarks/gpu_check_ddp.sh            # about 1-2 minutes
 #   DEVICE=cpu bash benchmarks/gpu_check_ddp.sh # dry run of the same steps with gloo (no GPU needed)
-# Steps: (1) the process group under torchrun uses NCCL on cuda:0 and an all-reduce works;
+# Steps: (1) a process group under torchrun joins NCCL on cuda:0 and an all-reduce works (plain torch);
 # (2) ingest 3 bundled Caravan basins; (3) 2 epochs of DDP training on CUDA via torchrun,
-# (4) resumed to 3 epochs; (5) checks: one MLflow run, 3 epochs in last.pt, NCCL in the log.
+# (4) resumed to 3 epochs; (5) checks: one MLflow run, 3 epochs in last.pt, NCCL in hydroseq's training log.
 # Everything goes to runs/gpu_check/ (log: runs/gpu_check/check.log). Exit status 0 = all passed.
 set -euo pipefail
 
@@ -29,15 +29,15 @@ cat > "$WORK/nccl_probe.py" <<'EOF'
 import os
 import torch
 import torch.distributed as dist
-from hydroseq.config import TrainingConfig
-from hydroseq.training.distributed import setup
 
-context = setup(TrainingConfig(device=os.environ["DEVICE"]))
-value = torch.ones(3, device=context.device) * (context.rank + 1)
+cuda = os.environ["DEVICE"] == "cuda"
+dist.init_process_group("nccl" if cuda else "gloo")
+device = torch.device(f"cuda:{os.environ['LOCAL_RANK']}" if cuda else "cpu")
+value = torch.ones(3, device=device) * (dist.get_rank() + 1)
 dist.all_reduce(value)
-print(f"backend={dist.get_backend()} device={context.device} world={context.world_size} all_reduce={value.tolist()}")
-expected = ("nccl", "cuda") if os.environ["DEVICE"] == "cuda" else ("gloo", "cpu")
-assert (dist.get_backend(), context.device.type) == expected, expected
+print(f"backend={dist.get_backend()} device={device} world={dist.get_world_size()} all_reduce={value.tolist()}")
+assert value.tolist() == [float(dist.get_world_size())] * 3, value
+dist.destroy_process_group()
 EOF
 NCCL_DEBUG=WARN "$PYTHON" -m torch.distributed.run --standalone --nproc_per_node 1 "$WORK/nccl_probe.py"
 
@@ -79,7 +79,7 @@ NCCL_DEBUG=INFO "$PYTHON" -m torch.distributed.run --standalone --nproc_per_node
 import sys
 from pathlib import Path
 from mlflow.tracking import MlflowClient
-from hydroseq.training.checkpoint import Checkpoint
+from hydroseq.training import Checkpoint
 
 work = Path(sys.argv[1])
 state = Checkpoint.load(work / "out" / "last.pt")

@@ -23,10 +23,10 @@ from typing import Any
 import yaml
 
 from benchmarks.child import ChildTimeout, log_tail, run_child, thread_environment
+from benchmarks.files import write_text_atomic
 from benchmarks.measures import EpochPoint, TestScores, ToolRun
-from benchmarks.protocol import REPO_ROOT, Protocol
+from benchmarks.protocol import REPO_ROOT, Protocol, default_threads
 from hydroseq.config import TrainConfig, load_config
-from hydroseq.fileio import write_text_atomic
 
 BASE_CONFIGS = {mode: REPO_ROOT / "configs" / f"train_caravan_protocol_{mode}.yaml" for mode in ("per_step", "sequence")}
 
@@ -102,12 +102,12 @@ def child_main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config", required=True, type=Path)
     parser.add_argument("--out", required=True, type=Path)
     args = parser.parse_args(argv)
-    from hydroseq.training import evaluate, train
-    from hydroseq.training.data import load_training_data
-    from hydroseq.training.runtime import set_threads
+    import torch
+
+    from hydroseq.training import evaluate, load_training_data, train
 
     config = load_config(args.config, TrainConfig)
-    set_threads(config.training)
+    torch.set_num_threads(config.training.threads or default_threads())  # as train() sets them
     start = time.perf_counter()
     data = load_training_data(config)
     loading_s = time.perf_counter() - start

@@ -14,6 +14,8 @@ Batches are assembled before the clock starts: this measures the model's work, n
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import torch
 
@@ -62,7 +64,7 @@ def measure_padding(config: TrainConfig, dataset: SequenceDataset, station_std: 
         cut = packed_batch_samples if packed else max_batch_samples
         timed = [dataset.gather(batch[:cut]) for batch in batches[: packed_batches if packed else n_batches]]
         kit = make_kit(config, dataset, station_std, lstm_path="packed" if packed else "padded")
-        seconds = repeat_seconds(lambda: run_steps(kit, timed), repeats, warmup=lambda: run_steps(kit, timed[:1]))
+        seconds = repeat_seconds(partial(run_steps, kit, timed), repeats, warmup=partial(run_steps, kit, timed[:1]))
         runs.append(PaddingRun(strategy=strategy, valid_steps=sum(batch.valid_steps for batch in timed),
                                epoch_slots=epoch_slots, seconds=seconds,
                                epoch_padding=1.0 - epoch_valid / epoch_slots))

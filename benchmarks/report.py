@@ -9,11 +9,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchmarks.environment import Environment
+from benchmarks.files import atomic_path, write_text_atomic
 from benchmarks.measures import OverheadRun, PaddingRun, TestScores, ToolRun
 from benchmarks.profile_step import StepProfile
 from benchmarks.protocol import Protocol
 from benchmarks.targets import TargetCheck
-from hydroseq.fileio import atomic_path, write_text_atomic
 
 MARKDOWN_NAME = "comparison.md"
 PLOT_NAME = "time_to_accuracy.png"
@@ -56,13 +56,13 @@ def _header(report: BenchmarkReport) -> list[str]:
         f"- commit `{env.commit}`, {env.date}",
         f"- CPU: {env.cpu} ({env.logical_cpus} logical CPUs), torch {env.torch}, Python {env.python}",
         f"- threads per tool: {env.threads}; tools run one after the other in this invocation",
-        f"- {len(protocol.basins)} basins; train {protocol.train.start}..{protocol.train.end}, validation "
-        f"{protocol.validation.start}..{protocol.validation.end}, test {protocol.test.start}..{protocol.test.end}",
-        f"- inputs: {', '.join(protocol.dynamic_inputs)} + {len(protocol.static_inputs)} static attributes; "
-        f"target {protocol.target}; hidden {protocol.hidden_size}, batch {protocol.batch_size}, NSE loss, "
-        f"NH lr {protocol.learning_rate:g}; {protocol.epochs} epoch(s) for NH and hydroseq sequence"
-        + (f" (at most {protocol.max_updates_per_epoch} updates each)" if protocol.max_updates_per_epoch else "")
-        + f", {protocol.per_step_epochs} for hydroseq per-step",
+        (f"- {len(protocol.basins)} basins; train {protocol.train.start}..{protocol.train.end}, validation "
+         f"{protocol.validation.start}..{protocol.validation.end}, test {protocol.test.start}..{protocol.test.end}"),
+        (f"- inputs: {', '.join(protocol.dynamic_inputs)} + {len(protocol.static_inputs)} static attributes; "
+         f"target {protocol.target}; hidden {protocol.hidden_size}, batch {protocol.batch_size}, NSE loss, "
+         f"NH lr {protocol.learning_rate:g}; {protocol.epochs} epoch(s) for NH and hydroseq sequence"
+         + (f" (at most {protocol.max_updates_per_epoch} updates each)" if protocol.max_updates_per_epoch else "")
+         + f", {protocol.per_step_epochs} for hydroseq per-step"),
         f"- basins: {', '.join(protocol.basins)}",
         "",
     ]
@@ -119,8 +119,8 @@ def _profile_tables(profiles: list[StepProfile]) -> list[str]:
     lines = []
     for step in profiles:
         rows = [[f"`{row.name}`", _num(row.self_ms, 1), f"{row.share:.1%}"] for row in step.rows]
-        lines += [f"## Step profile: hydroseq {step.mode} ({step.batches} batches, torch.profiler, "
-                  f"{step.total_ms:,.0f} ms self CPU in all)", "",
+        lines += [(f"## Step profile: hydroseq {step.mode} ({step.batches} batches, torch.profiler, "
+                   f"{step.total_ms:,.0f} ms self CPU in all)"), "",
                   *_table(["operator", "self CPU ms", "share"], rows), ""]
     return lines
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import yaml
 
+from benchmarks.files import write_text_atomic
 from benchmarks.protocol import Protocol
-from hydroseq.fileio import write_text_atomic
 
 TEMPLATE = Path(__file__).with_name("cudalstm.yml")
 

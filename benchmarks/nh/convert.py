@@ -19,8 +19,8 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from benchmarks.files import atomic_path, write_text_atomic
 from hydroseq.errors import InputDataError
-from hydroseq.fileio import atomic_path, write_text_atomic
 
 
 def read_caravan_csv(path: Path, variables: Sequence[str]) -> pd.DataFrame:

@@ -15,10 +15,10 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from benchmarks.nh.config import nh_config, write_nh_config
-from benchmarks.nh.convert import convert_caravan
 from benchmarks.child import ChildTimeout, log_tail, run_child, thread_environment
 from benchmarks.measures import EpochPoint, ToolRun, score_series
+from benchmarks.nh.config import nh_config, write_nh_config
+from benchmarks.nh.convert import convert_caravan
 from benchmarks.protocol import CARAVAN_DIR, Protocol
 
 DRIVER = Path(__file__).with_name("driver.py")

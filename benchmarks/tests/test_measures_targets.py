@@ -14,6 +14,7 @@ from benchmarks.protocol import CARAVAN_DIR
 from benchmarks.targets import accuracy_check, bucket_padding, check_all, pipeline_overhead, time_to_accuracy
 from hydroseq import metrics
 
+
 def make_run(name: str, loading: float, epoch_seconds: list[float], nse: list[float], test_nse: float = 0.5) -> ToolRun:
     epochs = tuple(EpochPoint(epoch=i + 1, train_s=s, samples=100, valid_steps=36500, target_steps=100,
                               validation_s=1.0, validation_median_nse=v)

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.hydroseq_side import hydroseq_config
 from benchmarks.overhead import measure_overhead
 from benchmarks.padding import STRATEGIES, epoch_batches, measure_padding, slot_counts
-from benchmarks.hydroseq_side import hydroseq_config
 from benchmarks.protocol import quick_protocol
-from hydroseq.training.data import load_training_data
+from hydroseq.training import load_training_data
 
 
 def test_buckets_pad_less_than_random_batches_on_real_sequence_samples(caravan_nc: Path, tmp_path: Path) -> None:

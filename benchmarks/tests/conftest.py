@@ -1,12 +1,22 @@
-"""Fixtures of the benchmark tests: the real ingested Caravan file, made once per session."""
+"""Fixtures of the benchmarks' own tests (``make bench-test``; not part of ``make test``)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from benchmarks.compare import ingest_dataset
+from benchmarks.protocol import REPO_ROOT
+
+os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    """The project's root folder (configs in ``configs/`` use paths relative to it)."""
+    return REPO_ROOT
 
 
 @pytest.fixture(scope="session")
