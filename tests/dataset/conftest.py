@@ -2,50 +2,27 @@
 
 ``small_nc`` is a NetCDF written to the ingest contract (docs/dataset-format.md) straight from a
 few real Caravan CSVs by ``tests.fixtures``, so these unit tests do not depend on the ingest stage.
-``caravan_nc`` is the real ingested file, made once per session by ``hydroseq.ingest.ingest``.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from hydroseq.config import DataConfig, Splits, load_config
+from hydroseq.config import DataConfig, Splits
 from hydroseq.dataset import StationData
 from hydroseq.grid import GridSpec
 from tests.fixtures import small_caravan_config, write_small_caravan
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="session")
 def small_nc(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Four real Caravan basins, 1981-2014, written to the ingest contract."""
     return write_small_caravan(tmp_path_factory.mktemp("small") / "small.nc")
-
-
-@pytest.fixture(scope="session")
-def caravan_nc(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The 31 bundled basins ingested by the real ingest stage (skipped until it exists)."""
-    ingest_module = pytest.importorskip("hydroseq.ingest")
-    config_path = REPO_ROOT / "configs" / "ingest_caravan_daily.yaml"
-    if not config_path.exists():
-        pytest.skip("configs/ingest_caravan_daily.yaml not written yet")
-    from hydroseq.config import IngestConfig
-
-    out = tmp_path_factory.mktemp("caravan") / "caravan_daily.nc"
-    previous = Path.cwd()
-    os.chdir(REPO_ROOT)  # the config's paths are relative to the project root
-    try:
-        ingest_module.ingest(load_config(config_path, IngestConfig), out, show_progress=False)
-    finally:
-        os.chdir(previous)
-    return out
 
 
 def synthetic_station_data(dynamic: np.ndarray, target: np.ndarray, static: np.ndarray | None = None,
