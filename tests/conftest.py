@@ -1,11 +1,27 @@
-"""Fixtures shared by every test folder."""
+"""Fixtures shared by several test folders.
+
+The export and forecast tests share a real chain, made once per test run (shared by the
+pytest-xdist workers): the bundled Caravan data ingested for 2011-2014 with the project's own
+config, a per-step LSTM (hidden 8, 1 epoch, 3 training basins) trained and tracked in a real
+MLflow SQLite store, and that run exported with ``hydroseq.export.export_model``.
+"""
 
 from __future__ import annotations
 
+import datetime as dt
+import json
 import os
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pytest
+import xarray as xr
+from filelock import FileLock
+
+from hydroseq.config import IngestConfig, TrainConfig, load_config, validate_config
+from hydroseq.ingest import ingest
 
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 
@@ -23,3 +39,126 @@ def repo_root() -> Path:
 def data_dir() -> Path:
     """The bundled real data."""
     return DATA_DIR
+
+
+SEQ_LEN = 30
+TRAIN_STATIONS = ["01022500", "01547700", "02064000"]
+DYNAMIC = ["total_precipitation_sum", "temperature_2m_mean", "potential_evaporation_sum"]
+STATIC = ["p_mean", "aridity", "frac_snow"]
+
+
+@dataclass(frozen=True)
+class TrainedRun:
+    """A finished tiny training run."""
+
+    run_id: str
+    tracking_uri: str
+    output_dir: Path
+    config: TrainConfig
+
+
+def ingest_caravan(out: Path, start: dt.date, end: dt.date) -> Path:
+    """Ingest the bundled Caravan basins with ``configs/ingest_caravan_daily.yaml`` on ``start..end``."""
+    config = load_config(REPO_ROOT / "configs" / "ingest_caravan_daily.yaml", IngestConfig)
+    config.stations.path = REPO_ROOT / config.stations.path
+    for source in config.sources:
+        source.path = str(REPO_ROOT / source.path)
+    config.grid.start, config.grid.end = start, end
+    ingest(config, out, show_progress=False)
+    return out
+
+
+def train_config(data_path: Path, work: Path, mode: str = "per_step") -> TrainConfig:
+    """A CPU training config that runs in seconds: 3 basins, 2012 to train, hidden 8, one epoch."""
+    return validate_config({
+        "data": {"path": str(data_path), "dynamic_inputs": DYNAMIC, "static_inputs": STATIC,
+                 "stations": TRAIN_STATIONS, "mode": mode, "max_len": SEQ_LEN, "min_len": 5,
+                 "splits": {"train": {"start": "2012-01-01", "end": "2012-12-31"},
+                            "validation": {"start": "2013-01-01", "end": "2013-03-31"},
+                            "test": {"start": "2013-04-01", "end": "2014-12-31"}},
+                 "cache_dir": str(work / "cache")},
+        "batching": {"batch_size": 64},
+        "model": {"hidden_size": 8},
+        "training": {"epochs": 1, "threads": 1, "output_dir": str(work / "train"), "seed": 3},
+        "tracking": {"tracking_uri": f"sqlite:///{work / 'mlruns.db'}", "artifact_root": str(work / "mlartifacts")},
+    }, TrainConfig)
+
+
+def _shared_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One folder for every pytest-xdist worker of this run (the workers' base temp's parent)."""
+    base = tmp_path_factory.getbasetemp()
+    root = base.parent if base.name.startswith("popen-gw") else base
+    folder = root / "trained_chain"
+    folder.mkdir(exist_ok=True)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def chain(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """Ingest, train and export once per test run, shared by the xdist workers through a file lock.
+
+    The first worker to get the lock builds everything and writes ``chain.json``; the others read it.
+    """
+    folder = _shared_dir(tmp_path_factory)
+    with FileLock(str(folder / "chain.lock")):
+        done = folder / "chain.json"
+        if not done.exists():
+            done.write_text(json.dumps(_build_chain(folder)))
+        return json.loads(done.read_text())
+
+
+def _build_chain(folder: Path) -> dict[str, str]:
+    from hydroseq.export import export_model
+    from hydroseq.training import train
+
+    data = ingest_caravan(folder / "caravan_daily.nc", dt.date(2011, 1, 1), dt.date(2014, 12, 31))
+    config = train_config(data, folder)
+    result = train(config)
+    export_model(result.run_id, seq_len=SEQ_LEN, out_dir=folder / "model", tracking_uri=result.tracking_uri)
+    return {"data": str(data), "run_id": result.run_id, "tracking_uri": result.tracking_uri,
+            "output_dir": str(result.output_dir), "config": config.model_dump_json(), "model": str(folder / "model")}
+
+
+@pytest.fixture(scope="session")
+def ingested(chain: dict[str, str]) -> Path:
+    """The bundled Caravan data, ingested for the local days 2011-01-01 .. 2014-12-31 (read only)."""
+    return Path(chain["data"])
+
+
+@pytest.fixture(scope="session")
+def trained(chain: dict[str, str]) -> TrainedRun:
+    """A real, tracked training run on ``ingested`` (per-step, 3 basins, hidden 8, 1 epoch)."""
+    config = TrainConfig.model_validate_json(chain["config"])
+    return TrainedRun(chain["run_id"], chain["tracking_uri"], Path(chain["output_dir"]), config)
+
+
+@pytest.fixture(scope="session")
+def exported(chain: dict[str, str]) -> Path:
+    """``trained`` exported with N = 30 by run id (read only)."""
+    return Path(chain["model"])
+
+
+EditCopy = Callable[[Path, Path, Callable[[xr.Dataset], None]], Path]
+
+
+def _edited_copy(source: Path, target: Path, edit: Callable[[xr.Dataset], None]) -> Path:
+    with xr.open_dataset(source) as dataset:
+        copy = dataset.load()
+    edit(copy)
+    copy.to_netcdf(target)
+    return target
+
+
+@pytest.fixture(scope="session")
+def edited_copy() -> EditCopy:
+    """``edited_copy(source, target, edit)``: a copy of an ingested file after ``edit(dataset)``."""
+    return _edited_copy
+
+
+@pytest.fixture(scope="session")
+def grid_index() -> Callable[[Path, str], int]:
+    """``grid_index(path, label)``: position of a UTC grid label (``2014-06-01T08:00``) in a file."""
+    def index(path: Path, label: str) -> int:
+        with xr.open_dataset(path) as dataset:
+            return int(np.flatnonzero(dataset["time"].values == np.datetime64(label, "ns"))[0])
+    return index

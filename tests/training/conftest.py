@@ -1,55 +1,30 @@
 """Fixtures of the training tests: a small real-data NetCDF (ingest contract) and tiny train configs.
 
-The NetCDF is written straight from the bundled Caravan CSVs (3 basins, 1981-1988), so these tests do
-not depend on the ingest stage; the MLflow store is a real SQLite file in a temporary folder.
+The NetCDF is written straight from the bundled Caravan CSVs (3 basins, 1981-1988) by
+``tests.fixtures``, so these tests do not depend on the ingest stage; the MLflow store is a real
+SQLite file in a temporary folder.
 """
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
 import pytest
-import xarray as xr
 
 from hydroseq.config import TrainConfig
 from hydroseq.grid import GridSpec
+from tests.fixtures import DYNAMIC, write_ingested
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-CARAVAN_DIR = REPO_ROOT / "data" / "daily_caravan_camels_us"
 STATIONS = ["01022500", "02064000", "03015500"]
-DYNAMIC = ["total_precipitation_sum", "temperature_2m_mean", "potential_evaporation_sum"]
 STATIC = ["p_mean", "aridity"]
 LAST_DAY = "1988-12-31"
 
 
-def write_small_netcdf(path: Path) -> Path:
-    """Write the Caravan CSVs of ``STATIONS`` up to ``LAST_DAY`` as an ingested file (UTC days)."""
-    frames = {s: pd.read_csv(CARAVAN_DIR / f"{s}.csv", parse_dates=["date"]).query("date <= @LAST_DAY")
-              for s in STATIONS}
-    days = pd.DatetimeIndex(frames[STATIONS[0]]["date"])
-    attributes = pd.read_csv(CARAVAN_DIR / "attributes.csv", dtype={"gauge_id": str}).set_index("gauge_id")
-    data_vars = {name: (("station", "time"), np.stack([frames[s][name].to_numpy(np.float32) for s in STATIONS]),
-                        {"units": "mm", "hydroseq_role": "dynamic"}) for name in [*DYNAMIC, "streamflow"]}
-    data_vars.update({name: (("station",), attributes.loc[STATIONS, name].to_numpy(np.float32),
-                             {"hydroseq_role": "static"}) for name in STATIC})
-    data_vars["coverage_streamflow"] = (("station",), np.ones(len(STATIONS), np.float32), {"hydroseq_role": "coverage"})
-    checksum = hashlib.sha256(b"".join(np.ascontiguousarray(v[1]).tobytes() for v in data_vars.values()))
-    dataset = xr.Dataset(
-        data_vars, coords={"station": np.array(STATIONS, dtype=object),
-                           "time": (days + pd.Timedelta(days=1)).values.astype("datetime64[ns]")},
-        attrs={"Conventions": "CF-1.8", "featureType": "timeSeries", **GridSpec("1D").to_attrs(),
-               "dataset_checksum": checksum.hexdigest(), "source_files": "[]", "ingest_config": "test fixture"})
-    dataset.to_netcdf(path, engine="netcdf4", encoding={"time": {"units": "hours since 1970-01-01"}})
-    return path
-
-
 @pytest.fixture(scope="session")
 def small_nc(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Three real Caravan basins, 1981-1988, written to the ingest contract."""
-    return write_small_netcdf(tmp_path_factory.mktemp("training_data") / "small.nc")
+    """Three real Caravan basins, 1981-1988 on a UTC daily grid, written to the ingest contract."""
+    return write_ingested(tmp_path_factory.mktemp("training_data") / "small.nc", STATIONS, GridSpec("1D"), STATIC,
+                          last_day=LAST_DAY)
 
 
 def tiny_config(tmp: Path, data_path: Path, mode: str = "per_step", **training) -> TrainConfig:

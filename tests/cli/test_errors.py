@@ -21,7 +21,7 @@ from hydroseq.config import TrainConfig
 
 pytestmark = pytest.mark.slow
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 STATIONS = ["01022500", "02064000", "03015500"]
 DYNAMIC = ["total_precipitation_sum", "temperature_2m_mean", "potential_evaporation_sum"]
 ISSUE = "2013-12-01T08:00"

@@ -1,0 +1,116 @@
+"""The one writer of small ingested datasets for the tests, and the daily data config that fits its files.
+
+:func:`write_ingested` turns a few bundled Caravan CSVs into a file that keeps the contract of
+``docs/dataset-format.md``, without running the ingest stage, so the dataset, batching and
+training tests do not depend on it. The conftests import this module (``from tests.fixtures
+import ...``) and hand its functions to the tests as fixtures.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from hydroseq import __version__
+from hydroseq.config import DataConfig, Splits
+from hydroseq.grid import GridSpec
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+CARAVAN_DIR = REPO_ROOT / "data" / "daily_caravan_camels_us"
+DYNAMIC = ["total_precipitation_sum", "temperature_2m_mean", "potential_evaporation_sum"]
+TARGET = "streamflow"
+UNITS = {"total_precipitation_sum": "mm", "temperature_2m_mean": "degC", "potential_evaporation_sum": "mm",
+         TARGET: "mm"}
+AREA = "area_km2"
+
+CARAVAN_GRID = GridSpec("1D", "Etc/GMT+8")
+SMALL_STATIONS = ["01022500", "01547700", "02064000", "03015500"]
+SMALL_STATIC = ["p_mean", "aridity", "frac_snow", AREA]
+
+FramesEdit = Callable[[dict[str, pd.DataFrame]], None]
+
+
+def write_ingested(path: Path, stations: Sequence[str], grid: GridSpec, static: Sequence[str], *,
+                   last_day: str | None = None, transform: FramesEdit | None = None) -> Path:
+    """Write the Caravan CSVs of ``stations`` as an ingested file.
+
+    Parameters
+    ----------
+    path
+        The NetCDF file to write.
+    stations
+        Caravan gauge ids, in the order of the file's ``station`` coordinate.
+    grid
+        The daily grid the file records; local day ``D`` of a CSV is labelled ``grid.day_end(D)``.
+        Its zone must keep a fixed offset (as every daily ingest grid does).
+    static
+        Station attributes from ``attributes.csv`` written as static variables (``area_km2`` is
+        always written, as the coordinate the contract makes it).
+    last_day
+        The last CSV day written (``YYYY-MM-DD``); all of them when ``None``.
+    transform
+        Edits the per-station DataFrames (e.g. punches gaps) before they are written.
+
+    Returns
+    -------
+    ``path``.
+    """
+    frames = {station: pd.read_csv(CARAVAN_DIR / f"{station}.csv", parse_dates=["date"]) for station in stations}
+    if last_day is not None:
+        frames = {station: frame[frame["date"] <= pd.Timestamp(last_day)] for station, frame in frames.items()}
+    if transform is not None:
+        transform(frames)
+    days = pd.DatetimeIndex(frames[stations[0]]["date"])
+    labels = (grid.day_end(days[0].date()).tz_localize(None) + (days - days[0])).values.astype("datetime64[ns]")
+    attributes = pd.read_csv(CARAVAN_DIR / "attributes.csv", dtype={"gauge_id": str}).set_index("gauge_id")
+    rows = attributes.loc[list(stations)]
+    data_vars: dict[str, tuple] = {}
+    for name in [*DYNAMIC, TARGET]:
+        values = np.stack([frames[station][name].to_numpy(dtype=np.float32) for station in stations])
+        data_vars[name] = (("station", "time"), values, {"units": UNITS[name], "hydroseq_role": "dynamic"})
+        data_vars[f"coverage_{name}"] = (("station",), np.mean(np.isfinite(values), axis=1).astype(np.float32),
+                                         {"units": "1", "hydroseq_role": "coverage"})
+    for name in static:
+        if name != AREA:
+            data_vars[name] = (("station",), rows[name].to_numpy(dtype=np.float32), {"hydroseq_role": "static"})
+    checksum = hashlib.sha256(b"".join(np.ascontiguousarray(variable[1]).tobytes() for variable in data_vars.values()))
+    dataset = xr.Dataset(
+        data_vars,
+        coords={"station": np.array(stations, dtype=object), "time": labels,
+                "station_name": ("station", rows["gauge_name"].to_numpy(dtype=object)),
+                "lat": ("station", rows["gauge_lat"].to_numpy(dtype=np.float64)),
+                "lon": ("station", rows["gauge_lon"].to_numpy(dtype=np.float64)),
+                AREA: ("station", rows[AREA].to_numpy(dtype=np.float64))},
+        attrs={"Conventions": "CF-1.8", "featureType": "timeSeries", "hydroseq_version": __version__,
+               **grid.to_attrs(), "source_files": json.dumps([]), "ingest_config": "written by the tests",
+               "dataset_checksum": checksum.hexdigest()},
+    )
+    dataset.to_netcdf(path, engine="netcdf4", encoding={"time": {"units": "hours since 1970-01-01"}})
+    return path
+
+
+def write_small_caravan(path: Path, stations: Sequence[str] = SMALL_STATIONS,
+                        transform: FramesEdit | None = None) -> Path:
+    """The dataset and batching tests' file: ``stations`` (four basins by default), 1981-2014, on the
+    Caravan grid (local days in ``Etc/GMT+8``, labelled at 08:00 UTC the next day)."""
+    return write_ingested(path, stations, CARAVAN_GRID, SMALL_STATIC, transform=transform)
+
+
+def small_caravan_config(cache_dir: Path | None = None, **overrides: object) -> DataConfig:
+    """The data config over :func:`write_small_caravan`'s file: train 1981-1995, validation 1996-2004,
+    test 2005-2014; ``overrides`` replace its fields."""
+    splits = Splits.model_validate({
+        "train": {"start": "1981-01-01", "end": "1995-12-31"},
+        "validation": {"start": "1996-01-01", "end": "2004-12-31"},
+        "test": {"start": "2005-01-01", "end": "2014-12-31"},
+    })
+    fields = {"dynamic_inputs": DYNAMIC, "static_inputs": SMALL_STATIC, "splits": splits, "max_len": 365,
+              "min_len": 30, "cache_dir": cache_dir or Path(".hydroseq_cache")}
+    fields.update(overrides)
+    return DataConfig.model_validate(fields)
