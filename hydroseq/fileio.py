@@ -27,7 +27,6 @@ from pathlib import Path
 from hydroseq.errors import OutputPathError
 
 
-
 def _problem(error: OSError) -> str:
     """The reason of a refused write in words (``strerror``, e.g. 'Read-only file system')."""
     return error.strerror or type(error).__name__

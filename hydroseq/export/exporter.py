@@ -11,10 +11,10 @@ import onnxruntime as ort
 import torch
 
 from hydroseq import __version__
+from hydroseq.errors import HydroseqError
 from hydroseq.export.metadata import METADATA_FILE, ONNX_FILE, PT2_FILE, ExportMetadata
 from hydroseq.export.network import LastStepNetwork, reference_prediction
 from hydroseq.export.onnx_export import as_numpy_inputs, save_onnx, save_pt2, trace_network
-from hydroseq.errors import HydroseqError
 from hydroseq.fileio import make_output_dir, sha256_file, write_text_atomic
 from hydroseq.grid import GridSpec
 from hydroseq.model import LSTMModel

@@ -5,8 +5,8 @@ from __future__ import annotations
 from hydroseq.config import DataConfig, ModelConfig
 from hydroseq.dataset.features import FeatureLayout
 from hydroseq.model.ensemble import EnsembleModel
-from hydroseq.model.lstm import LSTMModel, LSTMPath, Mode, last_valid_step
 from hydroseq.model.losses import masked_mse, nse_loss, station_target_std
+from hydroseq.model.lstm import LSTMModel, LSTMPath, Mode, last_valid_step
 
 __all__ = ["EnsembleModel", "LSTMModel", "LSTMPath", "Mode", "get_model", "last_valid_step", "masked_mse",
            "nse_loss", "station_target_std"]

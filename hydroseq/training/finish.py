@@ -14,8 +14,7 @@ import hydroseq
 from hydroseq.config import TrainConfig, dump_config
 from hydroseq.fileio import write_text_atomic
 from hydroseq.training import checkpoint as ckpt
-from hydroseq.training import store
-from hydroseq.training import tracking
+from hydroseq.training import store, tracking
 from hydroseq.training.data import TrainingData
 from hydroseq.training.report import SplitReport, report_split
 

@@ -24,16 +24,14 @@ from hydroseq.config import TrainConfig
 from hydroseq.fileio import make_output_dir
 from hydroseq.model import get_model, masked_mse, nse_loss
 from hydroseq.training import checkpoint as ckpt
-from hydroseq.training import distributed
-from hydroseq.training import store
-from hydroseq.training import tracking
+from hydroseq.training import distributed, store, tracking
 from hydroseq.training.augment import hide_observed
-from hydroseq.training.ensemble import train_ensemble
 from hydroseq.training.data import TrainingData, load_training_data
-from hydroseq.training.predict import eval_batch_size, predict_split
-from hydroseq.training.runtime import EarlyStopping, lr_factor, peak_memory_mb, resolve_lstm_path, set_threads
+from hydroseq.training.ensemble import train_ensemble
 from hydroseq.training.finish import finish_run, start_run
+from hydroseq.training.predict import eval_batch_size, predict_split
 from hydroseq.training.result import EpochCallback, MemberCallback, TrainResult
+from hydroseq.training.runtime import EarlyStopping, lr_factor, peak_memory_mb, resolve_lstm_path, set_threads
 from hydroseq.training.scoring import scaled_mse, score_stations, summarise
 
 

@@ -18,7 +18,6 @@ from typing import Any
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")  # no internet here; telemetry would try it
 
 import mlflow  # noqa: E402  (after the telemetry switch)
-
 from mlflow.exceptions import MlflowException  # noqa: E402
 
 from hydroseq.config import TrackingConfig  # noqa: E402
