@@ -209,7 +209,8 @@ def _finish(manifest: Path, entries: dict[str, dict], journal: Path) -> None:
         if staged.exists():
             os.replace(staged, folder / name)
         _fault_point("published", k)
-    files = [{"name": name, "bytes": entry["bytes"], "sha256": entry["sha256"]} for name, entry in sorted(entries.items())]
+    files = [{"name": name, "bytes": entry["bytes"], "sha256": entry["sha256"]}
+             for name, entry in sorted(entries.items())]
     write_text_atomic(manifest, json.dumps({"format": MANIFEST_FORMAT, "files": files}, indent=1) + "\n")
     _fault_point("manifest", 1)
     journal.unlink(missing_ok=True)

@@ -87,7 +87,8 @@ def _split_lengths(split: str, lengths: np.ndarray, fixed_window: int) -> SplitL
         return SplitLengths(split, 0, 0.0, {p: 0.0 for p in PERCENTILES}, 0, fixed_window, 0)
     values = np.percentile(lengths, PERCENTILES)
     return SplitLengths(split=split, count=len(lengths), mean=float(lengths.mean()),
-                        percentiles={p: float(v) for p, v in zip(PERCENTILES, values)}, max=int(lengths.max()),
+                        percentiles={p: float(v) for p, v in zip(PERCENTILES, values, strict=True)},
+                        max=int(lengths.max()),
                         fixed_window=fixed_window, fixed_window_count=int((lengths >= fixed_window).sum()))
 
 

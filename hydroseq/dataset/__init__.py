@@ -18,8 +18,8 @@ if TYPE_CHECKING:
     from hydroseq.dataset.batch import Batch
     from hydroseq.dataset.sequence_dataset import SequenceDataset
 
-__all__ = ["Batch", "FeatureLayout", "SampleIndex", "Scalers", "SequenceDataset", "StationData", "build_features", "build_sample_index",
-           "load_station_data", "run_length_so_far"]
+__all__ = ["Batch", "FeatureLayout", "SampleIndex", "Scalers", "SequenceDataset", "StationData", "build_features",
+           "build_sample_index", "load_station_data", "run_length_so_far"]
 
 
 def __getattr__(name: str) -> Any:

@@ -98,7 +98,7 @@ class SequenceDataset(torch.utils.data.Dataset):
         # np.take over all (sample, step) rows on 256 x 365-step batches, equal on small batches
         # (benchmarks/bench_batching.py).
         for row, (first, first_y, length) in enumerate(zip(first_row.tolist(), first_target.tolist(),
-                                                            lengths.tolist())):
+                                                            lengths.tolist(), strict=True)):
             x[row, :length] = self._features[first: first + length]
             if per_step:
                 for column, lead in enumerate(self.leads.tolist()):

@@ -224,4 +224,5 @@ def launch(config: TrainConfig, options: LaunchOptions) -> None:
             raise HydroseqError(f"distributed training failed ({failures})") from None
 
 
-__all__ = ["DistributedContext", "LaunchOptions", "launch", "launched_by_torchrun", "setup", "teardown", "torchrun_arguments"]
+__all__ = ["DistributedContext", "LaunchOptions", "launch", "launched_by_torchrun", "setup", "teardown",
+           "torchrun_arguments"]

@@ -76,7 +76,8 @@ def finish_run(config: TrainConfig, data: TrainingData, out_dir: Path, device: t
     report = report_split(model, data.station_data, data.scalers, config, "validation", device, out_dir,
                           late_gauge=False, show_progress=show_progress)
     run = mlflow.active_run().info
-    store.log_new_metrics(mlflow.get_tracking_uri(), run.run_id, config.tracking, [{store.STEP_KEY: 0, **report.summary}])
+    store.log_new_metrics(mlflow.get_tracking_uri(), run.run_id, config.tracking,
+                          [{store.STEP_KEY: 0, **report.summary}])
     mlflow.log_artifact(str(best_path), tracking.BEST_CHECKPOINT_ARTIFACT)
     mlflow.log_artifact(str(report.csv_path))
     for plot in report.plot_paths:

@@ -74,7 +74,7 @@ def train(config: TrainConfig, data_path: str | Path | None = None, resume: bool
         model.load_state_dict(last.model_state)
         optimizer.load_state_dict(last.optimizer_state)
         scheduler.load_state_dict(last.scheduler_state)
-        for group, base_lr in zip(optimizer.param_groups, scheduler.base_lrs):  # this config's schedule
+        for group, base_lr in zip(optimizer.param_groups, scheduler.base_lrs, strict=True):  # this config's schedule
             group["lr"] = base_lr * lr_factor(cfg)(last.epoch)
         stopper = replace(last.early_stopping, patience=cfg.patience)
         history = list(last.history)
@@ -168,7 +168,8 @@ def validate(model: torch.nn.Module, data: TrainingData, config: TrainConfig, de
     """Validation loss (MSE of the scaled target), median NSE / KGE over stations (first lead), seconds taken."""
     start = time.perf_counter()
     prediction = predict_split(model, data.station_data, data.scalers, config.data, "validation", device,
-                               batch_size=eval_batch_size(config.batching.batch_size), stride=config.training.eval_stride)
+                               batch_size=eval_batch_size(config.batching.batch_size),
+                               stride=config.training.eval_stride)
     scores = summarise(score_stations(prediction.obs, prediction.sim[0], list(data.station_data.station_ids)))
     return {"val_loss": scaled_mse(prediction.sim_scaled, prediction.obs_scaled),
             "val_median_nse": scores["median_nse"], "val_median_kge": scores["median_kge"],

@@ -81,7 +81,8 @@ def report_split(model: LSTMModel, station_data: StationData, scalers: Scalers, 
     reads_observed = config.data.lagged_target and config.data.mode == "per_step"
     hidden = HIDDEN_SCENARIOS if late_gauge and reads_observed else ()
     predictions = {scenario: predict_split(model, station_data, scalers, config.data, split, device,
-                                           batch_size=eval_batch_size(config.batching.batch_size), stride=config.training.eval_stride,
+                                           batch_size=eval_batch_size(config.batching.batch_size),
+                                           stride=config.training.eval_stride,
                                            show_progress=show_progress, hide_last=scenario)
                    for scenario in (0, *hidden)}
     prediction = predictions[0]
@@ -100,7 +101,8 @@ def report_split(model: LSTMModel, station_data: StationData, scalers: Scalers, 
     csv_path = out_dir / f"metrics_{split}.csv"
     with atomic_path(csv_path) as tmp:
         scores.to_csv(tmp, index=False)
-    model_nse = dict(zip(station_ids, scores.query("forecast == 'model' and lead == @prediction.leads[0]")["nse"]))
+    first_lead_nse = scores.query("forecast == 'model' and lead == @prediction.leads[0]")["nse"]
+    model_nse = dict(zip(station_ids, first_lead_nse, strict=True))
     units = f" [{station_data.target_units}]" if station_data.target_units else ""
     plots = plot_hydrographs(out_dir / f"hydrographs_{split}", pick_stations(model_nse, n_plots), station_ids,
                              prediction.times, prediction.obs, prediction.sim[0], model_nse,

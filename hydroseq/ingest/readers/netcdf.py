@@ -78,7 +78,8 @@ def _extract(path: Path, ds: xr.Dataset, source: SourceConfig) -> _Loaded:
         if spec.source not in ds.variables:
             raise InputDataError(path, f"variable {spec.source!r} (for {name}) is not in the file; it has "
                                  f"{', '.join(map(str, ds.data_vars))}")
-        values[name] = mask_default_fill(ds[spec.source], _station_by_time(path, ds[spec.source], station_dim, time_dim))
+        variable = ds[spec.source]
+        values[name] = mask_default_fill(variable, _station_by_time(path, variable, station_dim, time_dim))
     return _Loaded(ids, times, values, reference_offset(path, ds[time_name]))
 
 
