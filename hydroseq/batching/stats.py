@@ -11,11 +11,11 @@ from matplotlib.figure import Figure
 
 from hydroseq.batching.padding import PaddingFigures, padding_by_strategy
 from hydroseq.config import TrainConfig
-from hydroseq.dataset import build_sample_index, load_station_data
+from hydroseq.dataset import SplitName, build_sample_index, load_station_data
 from hydroseq.errors import ConfigError
 from hydroseq.fileio import atomic_path, write_text_atomic
 
-SPLITS = ("train", "validation", "test")
+SPLITS: tuple[SplitName, ...] = ("train", "validation", "test")
 PERCENTILES = (50, 75, 90, 95, 99)
 
 
@@ -95,7 +95,7 @@ def _split_lengths(split: str, lengths: np.ndarray, fixed_window: int) -> SplitL
 def _plot_histogram(indices: dict, config: TrainConfig, target: Path) -> Path:
     figure = Figure(figsize=(7, 4), layout="constrained")
     axis = figure.subplots()
-    bins = np.arange(0, config.data.max_len + 2, max(1, config.data.max_len // 60))
+    bins = np.arange(0, config.data.max_len + 2, max(1, config.data.max_len // 60)).tolist()
     for split, index in indices.items():
         axis.hist(index.length, bins=bins, histtype="step", linewidth=1.5, label=f"{split} ({len(index):,})")
     axis.set_yscale("log")
