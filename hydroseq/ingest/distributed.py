@@ -77,6 +77,7 @@ def dask_client(workers: int | None = None, scheduler: str | None = None) -> Ite
         with client:
             yield client
         return
+    assert workers is not None  # exactly one of workers and scheduler is given
     if workers < 1:
         raise ConfigError(f"ingest --workers must be at least 1, got {workers}")
     # dask's default MALLOC_TRIM_THRESHOLD_=65536 made the per-station gridding 1.5-1.8x slower

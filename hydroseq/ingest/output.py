@@ -45,7 +45,7 @@ def build_dataset(config: IngestConfig, grid: TimeGrid, results: list[StationRes
         "area_km2": ("station", np.array([s.area_km2 for s in stations]),
                      {"long_name": "catchment area", "units": "km2"}),
     }
-    data_vars = {}
+    data_vars: dict[str, tuple[str | tuple[str, ...], np.ndarray, dict[str, str]]] = {}
     for source in config.sources:
         for name, spec in source.variables.items():
             stacked = np.stack([result.values[name] for result in results]).astype(np.float32)

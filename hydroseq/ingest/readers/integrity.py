@@ -35,7 +35,7 @@ def check_complete(path: Path) -> None:
                                  f"truncated: the header is incomplete (file has {size} bytes)")
         if start[:3] == b"CDF" and start[3:4] in (b"\x01", b"\x02", b"\x05"):
             handle.seek(4)
-            expected = _classic_size(_Header(path, handle, start[3], size))
+            expected: int | None = _classic_size(_Header(path, handle, start[3], size))
         elif start == _HDF5_SIGNATURE:
             handle.seek(0)
             expected = _hdf5_size(handle.read(64))
