@@ -22,7 +22,7 @@ from tqdm.auto import tqdm
 from hydroseq.batching import make_loader
 from hydroseq.config import TrainConfig
 from hydroseq.fileio import make_output_dir
-from hydroseq.model import get_model, masked_mse, nse_loss
+from hydroseq.model import LSTMModel, get_model, masked_mse, nse_loss
 from hydroseq.training import checkpoint as ckpt
 from hydroseq.training import distributed, store, tracking
 from hydroseq.training.augment import hide_observed
@@ -164,7 +164,7 @@ def train_one_epoch(model: torch.nn.Module, optimizer: torch.optim.Optimizer, lo
             "learning_rate": optimizer.param_groups[0]["lr"]}
 
 
-def validate(model: torch.nn.Module, data: TrainingData, config: TrainConfig, device: torch.device) -> dict[str, float]:
+def validate(model: LSTMModel, data: TrainingData, config: TrainConfig, device: torch.device) -> dict[str, float]:
     """Validation loss (MSE of the scaled target), median NSE / KGE over stations (first lead), seconds taken."""
     start = time.perf_counter()
     prediction = predict_split(model, data.station_data, data.scalers, config.data, "validation", device,

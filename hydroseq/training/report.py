@@ -11,9 +11,9 @@ import torch
 
 from hydroseq.baselines import doy_climatology, persistence
 from hydroseq.config import TrainConfig
-from hydroseq.dataset import Scalers, StationData
+from hydroseq.dataset import Scalers, SplitName, StationData
 from hydroseq.fileio import atomic_path
-from hydroseq.model import LSTMModel
+from hydroseq.model import TrainedModel
 from hydroseq.training.plots import pick_stations, plot_hydrographs
 from hydroseq.training.predict import ALWAYS_HIDDEN, SplitPrediction, eval_batch_size, predict_split
 from hydroseq.training.scoring import score_stations, summarise
@@ -69,8 +69,8 @@ def baseline_forecasts(station_data: StationData, config: TrainConfig, predictio
             **late}
 
 
-def report_split(model: LSTMModel, station_data: StationData, scalers: Scalers, config: TrainConfig, split: str,
-                 device: torch.device, out_dir: str | Path, n_plots: int = 4,
+def report_split(model: TrainedModel, station_data: StationData, scalers: Scalers, config: TrainConfig,
+                 split: SplitName, device: torch.device, out_dir: str | Path, n_plots: int = 4,
                  late_gauge: bool = True, show_progress: bool = True) -> SplitReport:
     """Predict ``split``, score model and baselines per station, write a CSV and a few hydrographs.
 
