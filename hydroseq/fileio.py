@@ -326,8 +326,8 @@ def _signals_deferred() -> Iterator[None]:
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, signal.SIG_DFL if handler is None else handler)
-        for signum in caught:
-            signal.raise_signal(signum)
+        for number in caught:
+            signal.raise_signal(number)
 
 
 def _fault_point(phase: str, count: int) -> None:
