@@ -21,11 +21,14 @@ install: $(VENV)/.installed
 demo: install
 	bash pipelines/demo.sh $(OUT)
 
+# Lint (ruff), type check (mypy, settings in pyproject.toml), then the tests.
 test: install
+	$(PY) -m ruff check hydroseq tests benchmarks pipelines
+	$(PY) -m mypy
 	$(PY) -m pytest -n 2 -q
 
 bench: install
 	$(PY) -m benchmarks.compare
 
 clean:
-	rm -rf runs mlruns.db mlartifacts .hydroseq_cache
+	rm -rf runs mlruns.db mlartifacts .hydroseq_cache .mypy_cache .ruff_cache
