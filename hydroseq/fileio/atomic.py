@@ -84,7 +84,7 @@ def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
 
     Nothing is left behind if the block raises: readers see either the old file or the complete
     new one, never a half-written one. The file gets the usual umask-based mode (0644 under
-    umask 022). For several files that belong together use :func:`publish_set`.
+    umask 022). For several files that belong together use :func:`hydroseq.fileio.publish_set`.
 
     Raises
     ------

@@ -19,7 +19,7 @@ import mlflow
 import torch
 from tqdm.auto import tqdm
 
-from hydroseq.batching import make_loader
+from hydroseq.batching import BatchLoader, make_loader
 from hydroseq.config import TrainConfig
 from hydroseq.fileio import make_output_dir
 from hydroseq.model import LSTMModel, get_model, masked_mse, nse_loss
@@ -118,8 +118,8 @@ def train(config: TrainConfig, data_path: str | Path | None = None, resume: bool
                        int(history[-1]["epoch"]) + 1 if history else 0, history, stopped_early_after, validation)
 
 
-def train_one_epoch(model: torch.nn.Module, optimizer: torch.optim.Optimizer, loader, data: TrainingData,
-                    config: TrainConfig, device: torch.device, epoch: int,
+def train_one_epoch(model: torch.nn.Module, optimizer: torch.optim.Optimizer, loader: BatchLoader,
+                    data: TrainingData, config: TrainConfig, device: torch.device, epoch: int,
                     show_progress: bool = True) -> dict[str, float]:
     """One pass over the training batches; the only host syncs are every ``log_every`` steps and at the end."""
     cfg = config.training
