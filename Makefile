@@ -21,7 +21,10 @@ install: $(VENV)/.installed
 demo: install
 	bash pipelines/demo.sh $(OUT)
 
+# Lint (ruff), type check (mypy, settings in pyproject.toml), then the tests.
 test: install
+	$(PY) -m ruff check hydroseq tests benchmarks pipelines
+	$(PY) -m mypy
 	$(PY) -m pytest -n 2 -q
 
 bench: install
@@ -33,4 +36,4 @@ bench-test: install
 	$(PY) -m pytest benchmarks/tests -n 2 -q
 
 clean:
-	rm -rf runs mlruns.db mlartifacts .hydroseq_cache
+	rm -rf runs mlruns.db mlartifacts .hydroseq_cache .mypy_cache .ruff_cache

@@ -28,8 +28,11 @@ _REQUIRED_ATTRIBUTES = (_FREQUENCY, _TIMEZONE)
 class DatePeriod(Protocol):
     """Anything with ``start`` and ``end`` dates, such as :class:`hydroseq.config.Period`."""
 
-    start: dt.date
-    end: dt.date
+    @property
+    def start(self) -> dt.date: ...
+
+    @property
+    def end(self) -> dt.date: ...
 
 
 def parse_timezone(name: str) -> dt.tzinfo:

@@ -4,10 +4,10 @@
 strategy, from the sample lengths alone), as :class:`PaddingFigures`.
 """
 
-from hydroseq.batching.loader import make_loader
+from hydroseq.batching.loader import BatchLoader, make_loader
 from hydroseq.batching.padding import PaddingFigures, padding_by_strategy
 from hydroseq.batching.samplers import LengthBucketBatchSampler, RandomBatchSampler, make_batch_sampler
 from hydroseq.dataset.batch import Batch
 
-__all__ = ["Batch", "LengthBucketBatchSampler", "PaddingFigures", "RandomBatchSampler", "make_batch_sampler",
-           "make_loader", "padding_by_strategy"]
+__all__ = ["Batch", "BatchLoader", "LengthBucketBatchSampler", "PaddingFigures", "RandomBatchSampler",
+           "make_batch_sampler", "make_loader", "padding_by_strategy"]

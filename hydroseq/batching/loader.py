@@ -5,13 +5,19 @@ from __future__ import annotations
 import torch
 from torch.utils.data import DataLoader, Dataset
 
-from hydroseq.batching.samplers import make_batch_sampler
+from hydroseq.batching.samplers import LengthBucketBatchSampler, RandomBatchSampler, make_batch_sampler
 from hydroseq.config import BatchingConfig
 from hydroseq.dataset.batch import Batch
 from hydroseq.dataset.sequence_dataset import SequenceDataset
 
 
-class _BatchGather(Dataset):
+class BatchLoader(DataLoader[Batch]):
+    """A loader of whole :class:`Batch` objects whose sampler gives each epoch's order."""
+
+    sampler: LengthBucketBatchSampler | RandomBatchSampler
+
+
+class _BatchGather(Dataset[Batch]):
     """Maps a list of sample indices (one batch from the batch sampler) to a :class:`Batch`."""
 
     def __init__(self, dataset: SequenceDataset, pad_to: int | None) -> None:
@@ -30,7 +36,7 @@ def _whole_batch(batch: Batch) -> Batch:
 
 
 def make_loader(dataset: SequenceDataset, batching_config: BatchingConfig, *, shuffle: bool, seed: int,
-                num_replicas: int = 1, rank: int = 0) -> DataLoader:
+                num_replicas: int = 1, rank: int = 0) -> BatchLoader:
     """A loader yielding :class:`Batch` objects for one split.
 
     Call ``loader.sampler.set_epoch(epoch)`` before each epoch to get that epoch's order (the
@@ -56,6 +62,8 @@ def make_loader(dataset: SequenceDataset, batching_config: BatchingConfig, *, sh
     pad_to = int(dataset.lengths.max()) if batching_config.strategy == "global_pad" and len(dataset) else None
     pin = torch.cuda.is_available() if batching_config.pin_memory == "auto" else batching_config.pin_memory
     workers = batching_config.num_workers
-    return DataLoader(_BatchGather(dataset, pad_to), sampler=sampler, batch_size=None, collate_fn=_whole_batch,
-                      num_workers=workers, pin_memory=pin, persistent_workers=workers > 0,
-                      prefetch_factor=2 if workers > 0 else None)
+    # torch types collate_fn for lists of samples; with batch_size=None it gets one (already whole) batch.
+    return BatchLoader(_BatchGather(dataset, pad_to), sampler=sampler, batch_size=None,
+                       collate_fn=_whole_batch,  # type: ignore[arg-type]
+                       num_workers=workers, pin_memory=pin, persistent_workers=workers > 0,
+                       prefetch_factor=2 if workers > 0 else None)

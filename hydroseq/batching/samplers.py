@@ -131,7 +131,7 @@ class LengthBucketBatchSampler(_EpochBatchSampler):
             full = bounds[:-1] if self.tail == "drop" and not self._last_is_full(bucket, bounds) else bounds
             batches.extend(bucket[start:stop] for start, stop in full)
         if self.shuffle:
-            order = self._rng().permutation(len(batches)) if batches else []
+            order = self._rng().permutation(len(batches))
             batches = [batches[i] for i in order]
         return batches
 

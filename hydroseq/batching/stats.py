@@ -11,11 +11,11 @@ from matplotlib.figure import Figure
 
 from hydroseq.batching.padding import PaddingFigures, padding_by_strategy
 from hydroseq.config import TrainConfig
-from hydroseq.dataset import build_sample_index, load_station_data
+from hydroseq.dataset import SplitName, build_sample_index, load_station_data
 from hydroseq.errors import ConfigError
 from hydroseq.fileio import atomic_path, write_text_atomic
 
-SPLITS = ("train", "validation", "test")
+SPLITS: tuple[SplitName, ...] = ("train", "validation", "test")
 PERCENTILES = (50, 75, 90, 95, 99)
 
 
@@ -87,14 +87,15 @@ def _split_lengths(split: str, lengths: np.ndarray, fixed_window: int) -> SplitL
         return SplitLengths(split, 0, 0.0, {p: 0.0 for p in PERCENTILES}, 0, fixed_window, 0)
     values = np.percentile(lengths, PERCENTILES)
     return SplitLengths(split=split, count=len(lengths), mean=float(lengths.mean()),
-                        percentiles={p: float(v) for p, v in zip(PERCENTILES, values)}, max=int(lengths.max()),
+                        percentiles={p: float(v) for p, v in zip(PERCENTILES, values, strict=True)},
+                        max=int(lengths.max()),
                         fixed_window=fixed_window, fixed_window_count=int((lengths >= fixed_window).sum()))
 
 
 def _plot_histogram(indices: dict, config: TrainConfig, target: Path) -> Path:
     figure = Figure(figsize=(7, 4), layout="constrained")
     axis = figure.subplots()
-    bins = np.arange(0, config.data.max_len + 2, max(1, config.data.max_len // 60))
+    bins = np.arange(0, config.data.max_len + 2, max(1, config.data.max_len // 60)).tolist()
     for split, index in indices.items():
         axis.hist(index.length, bins=bins, histtype="step", linewidth=1.5, label=f"{split} ({len(index):,})")
     axis.set_yscale("log")

@@ -26,7 +26,8 @@ def print_export_summary(metadata: ExportMetadata, out_dir: Path, console: Conso
     shape = f"x[batch, {metadata.seq_len}, {len(metadata.feature_names)}] right-padded, lengths[batch]"
     table.add_row("input", escape(shape))
     table.add_row("mode, leads", escape(f"{metadata.mode}, {metadata.leads} grid steps of {metadata.grid.frequency}"))
-    table.add_row("onnxruntime vs torch", f"max |difference| {metadata.parity_max_abs_diff:.2e} (opset {metadata.opset})")
+    table.add_row("onnxruntime vs torch",
+                  f"max |difference| {metadata.parity_max_abs_diff:.2e} (opset {metadata.opset})")
     for name, digest in metadata.files.items():
         table.add_row(name, f"sha256 {digest[:16]}...")
     table.add_row(METADATA_FILE, "feature order, scalers, grid, provenance, checksums")

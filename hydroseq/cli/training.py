@@ -48,7 +48,7 @@ def print_epoch(entry: dict[str, float]) -> None:
           f"{entry['epoch_seconds']:.0f} s", flush=True)
 
 
-def print_train_result(result: TrainResult, patience: int) -> None:
+def print_train_result(result: TrainResult, patience: int | None) -> None:
     """Early stopping, the best checkpoint's validation scores, then the run's (or the ensemble's) summary.
 
     Only the early stopping line on DDP ranks other than 0 (they hold no validation scores).

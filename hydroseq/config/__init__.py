@@ -1,6 +1,6 @@
 """Configuration: pydantic models are the single source of truth; YAML files are validated against them."""
 
-from hydroseq.config.base import ConfigError, StrictModel, dump_config, load_config, validate_config
+from hydroseq.config.base import StrictModel, dump_config, load_config, validate_config
 from hydroseq.config.ingest import IngestConfig
 from hydroseq.config.train import (
     BatchingConfig,
@@ -12,6 +12,7 @@ from hydroseq.config.train import (
     TrainConfig,
     TrainingConfig,
 )
+from hydroseq.errors import ConfigError
 
 __all__ = [
     "BatchingConfig", "ConfigError", "DataConfig", "IngestConfig", "ModelConfig", "Period", "Splits",

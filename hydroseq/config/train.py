@@ -6,6 +6,7 @@ One small model per stage; :class:`TrainConfig` composes them and is what a trai
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 from pathlib import Path
 from typing import Literal
 
@@ -38,7 +39,7 @@ class Splits(StrictModel):
     def _disjoint(self) -> Splits:
         periods = sorted([("train", self.train), ("validation", self.validation), ("test", self.test)],
                          key=lambda item: item[1].start)
-        for (name_a, a), (name_b, b) in zip(periods, periods[1:]):
+        for (name_a, a), (name_b, b) in itertools.pairwise(periods):
             if b.start <= a.end:
                 raise ValueError(f"periods {name_a} and {name_b} overlap ({a.end} >= {b.start})")
         return self

@@ -22,6 +22,7 @@ Per-step evaluation
 
 from __future__ import annotations
 
+import enum
 import hashlib
 import json
 from dataclasses import dataclass
@@ -38,7 +39,12 @@ SplitName = Literal["train", "validation", "test"]
 IndexMode = Literal["per_step", "sequence"]
 # Bump when the sampling rules change, so that caches built by older code are not reused.
 INDEX_RULES_VERSION = 2
-_CONFIG_DIR = object()
+
+
+class _FromConfig(enum.Enum):
+    """The default of ``cache_dir``: the data config's (``None`` is taken, it disables the cache)."""
+
+    CACHE_DIR = enum.auto()
 
 
 @dataclass(frozen=True, eq=False)
@@ -80,7 +86,7 @@ class SampleIndex:
 
 
 def build_sample_index(station_data: StationData, data_config: DataConfig, split: SplitName,
-                       cache_dir: str | Path | None | object = _CONFIG_DIR,
+                       cache_dir: str | Path | None | _FromConfig = _FromConfig.CACHE_DIR,
                        mode: IndexMode | None = None) -> SampleIndex:
     """Build (or read from the cache) the sample index of ``split``.
 
@@ -106,7 +112,8 @@ def build_sample_index(station_data: StationData, data_config: DataConfig, split
         raise ValueError("a sequence-mode config has no per-step index")
     lagged = data_config.lagged_target and data_config.mode == "sequence"
     key = _cache_key(station_data, data_config, split, mode, leads, lagged)
-    cache_dir = data_config.cache_dir if cache_dir is _CONFIG_DIR else cache_dir
+    if isinstance(cache_dir, _FromConfig):
+        cache_dir = data_config.cache_dir
     cache_file = Path(cache_dir) / f"sample_index_{key[:32]}.npz" if cache_dir is not None else None
     if cache_file is not None and cache_file.exists():
         cached = _read_cache(cache_file, mode, leads, split, key)

@@ -100,9 +100,9 @@ class Scalers:
         return {
             "format_version": SCALERS_FORMAT_VERSION,
             "dynamic": {name: [float(m), float(s)] for name, m, s in
-                        zip(self.dynamic_names, self.dynamic_mean, self.dynamic_std)},
+                        zip(self.dynamic_names, self.dynamic_mean, self.dynamic_std, strict=True)},
             "static": {name: [float(m), float(s)] for name, m, s in
-                       zip(self.static_names, self.static_mean, self.static_std)},
+                       zip(self.static_names, self.static_mean, self.static_std, strict=True)},
             "target": {"name": self.target_name, "mean": self.target_mean, "std": self.target_std,
                        "per_station": {k: [float(m), float(s)] for k, (m, s) in self.station_target.items()}},
         }

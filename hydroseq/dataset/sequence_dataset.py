@@ -92,18 +92,20 @@ class SequenceDataset(torch.utils.data.Dataset):
         first_row = station * self.n_times + end - lengths + 1
         first_target = station * self._row_steps + end - lengths + 1
         x = np.zeros((len(order), steps, self.n_features), dtype=np.float32)
-        per_step = self.index.mode == "per_step"
-        y = np.full((len(order), steps, len(self.leads)), np.nan, np.float32) if per_step else None
+        step_targets = (np.full((len(order), steps, len(self.leads)), np.nan, np.float32)
+                        if self.index.mode == "per_step" else None)
         # One contiguous block copy per sample (B small copies): 2x faster than a single vectorised
         # np.take over all (sample, step) rows on 256 x 365-step batches, equal on small batches
         # (benchmarks/bench_batching.py).
         for row, (first, first_y, length) in enumerate(zip(first_row.tolist(), first_target.tolist(),
-                                                            lengths.tolist())):
+                                                            lengths.tolist(), strict=True)):
             x[row, :length] = self._features[first: first + length]
-            if per_step:
+            if step_targets is not None:
                 for column, lead in enumerate(self.leads.tolist()):
-                    y[row, :length, column] = self._target_flat[first_y + lead: first_y + lead + length]
-        if per_step:
+                    step_targets[row, :length, column] = self._target_flat[first_y + lead: first_y + lead + length]
+        y: np.ndarray
+        if step_targets is not None:
+            y = step_targets
             mask = np.isfinite(y)
             mask[:, : self.spin_up] = False
         else:

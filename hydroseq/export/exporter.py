@@ -11,13 +11,13 @@ import onnxruntime as ort
 import torch
 
 from hydroseq import __version__
+from hydroseq.errors import HydroseqError
 from hydroseq.export.metadata import METADATA_FILE, ONNX_FILE, PT2_FILE, ExportMetadata
 from hydroseq.export.network import LastStepNetwork, reference_prediction
 from hydroseq.export.onnx_export import as_numpy_inputs, save_onnx, save_pt2, trace_network
-from hydroseq.errors import HydroseqError
 from hydroseq.fileio import make_output_dir, sha256_file, write_text_atomic
 from hydroseq.grid import GridSpec
-from hydroseq.model import LSTMModel
+from hydroseq.model import TrainedModel
 from hydroseq.training.checkpoint import Checkpoint
 
 PARITY_TOLERANCE = 1e-5
@@ -83,7 +83,7 @@ def _parity_batch(seq_len: int, n_features: int) -> tuple[torch.Tensor, torch.Te
     return x, lengths
 
 
-def _onnx_parity(path: Path, model: LSTMModel, x: torch.Tensor, lengths: torch.Tensor) -> float:
+def _onnx_parity(path: Path, model: TrainedModel, x: torch.Tensor, lengths: torch.Tensor) -> float:
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     exported = session.run(None, as_numpy_inputs(x, lengths))[0]
     expected = reference_prediction(model, x, lengths).numpy()

@@ -5,11 +5,11 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from hydroseq.model import LSTMModel, last_valid_step
+from hydroseq.model import TrainedModel, last_valid_step
 
 
 class LastStepNetwork(nn.Module):
-    """A trained :class:`LSTMModel` read at each sequence's last valid step.
+    """A trained model (an :class:`~hydroseq.model.LSTMModel` or an ensemble) read at each sequence's last valid step.
 
     ``x`` is right-padded to N steps; ``lengths`` says how many leading steps of each row are real.
     The LSTM runs over all N steps (the padded path) and the output at ``length - 1`` is returned.
@@ -20,7 +20,7 @@ class LastStepNetwork(nn.Module):
     per-step head at the last valid step, ``[B, n_outputs]``. Lengths must lie in ``1..N``.
     """
 
-    def __init__(self, model: LSTMModel) -> None:
+    def __init__(self, model: TrainedModel) -> None:
         super().__init__()
         self.model = model
 
@@ -32,7 +32,7 @@ class LastStepNetwork(nn.Module):
         return last_valid_step(output, lengths)
 
 
-def reference_prediction(model: LSTMModel, x: Tensor, lengths: Tensor) -> Tensor:
+def reference_prediction(model: TrainedModel, x: Tensor, lengths: Tensor) -> Tensor:
     """What training computes for the same rows: the packed path, rows in any order.
 
     Sorts by length (the packed path needs descending lengths), runs ``path="packed"`` and puts the

@@ -53,7 +53,7 @@ def save_onnx(program: torch.export.ExportedProgram, path: str | Path) -> int:
     with _quiet():
         onnx_program = torch.onnx.export(program, dynamo=True, input_names=list(INPUT_NAMES),
                                          output_names=[OUTPUT_NAME], verbose=False)
-    model = onnx_program.model_proto
+    model = onnx_program.model_proto  # type: ignore[union-attr]  # torch's Optional: None only with dynamo=False
     _name_batch_dimension(model)
     with atomic_path(path) as tmp:
         onnx.save_model(model, str(tmp), save_as_external_data=False)

@@ -15,7 +15,7 @@ CSV_COLUMNS = ("station", "issue_time", "lead", "valid_time", "value")
 
 def format_time(value: np.datetime64) -> str:
     """ISO 8601 in UTC with a ``Z``, to the second: ``2014-09-30T05:00:00Z``."""
-    return f"{np.datetime_as_string(np.datetime64(value, 's'))}Z"
+    return f"{np.datetime_as_string(value.astype('datetime64[s]'))}Z"
 
 
 def format_value(value: float) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,7 +67,7 @@ class LeadSummary:
     beats_persistence: tuple[int, int] | None
 
 
-def _nanstat(statistic, values: np.ndarray) -> float:
+def _nanstat(statistic: Callable[[np.ndarray], np.floating], values: np.ndarray) -> float:
     finite = values[np.isfinite(values)]
     return float(statistic(finite)) if finite.size else math.nan
 

@@ -36,7 +36,8 @@ def publish_forecast(result: ForecastResult, target: Path, observed: np.ndarray 
     does: an interrupted run leaves the previous set as it was.
     """
     csv_path = target.with_suffix(".csv")
-    scores_csv, scores_png = target.with_name(f"{target.stem}_scores.csv"), target.with_name(f"{target.stem}_scores.png")
+    scores_csv = target.with_name(f"{target.stem}_scores.csv")
+    scores_png = target.with_name(f"{target.stem}_scores.png")
     manifest = manifest_path(target)
     scores = None
     with publish_set(manifest) as staged:

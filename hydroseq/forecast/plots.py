@@ -26,7 +26,8 @@ def plot_hindcast(result: ForecastResult, observed: np.ndarray, scores: Hindcast
     figure = Figure(figsize=(18, 4))
     axes = figure.subplots(1, 4, gridspec_kw={"width_ratios": [1, 2, 2, 2]})
     _skill_boxes(axes[0], scores)
-    for axis, (label, station) in zip(axes[1:], _picked_stations(scores)):
+    # No station with a finite NSE: no stations are picked and the hydrograph panels stay empty.
+    for axis, (label, station) in zip(axes[1:], _picked_stations(scores), strict=False):
         valid = result.valid_times[:, 0]
         axis.plot(valid, observed[:, station, 0], color="black", linewidth=1, label="observed")
         axis.plot(valid, result.values[:, station, 0], color="tab:blue", linewidth=1, label="forecast")

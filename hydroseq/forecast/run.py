@@ -151,7 +151,8 @@ def to_target_units(scalers: Scalers, scaled: np.ndarray, station_ids: list[str]
     return np.maximum(scalers.inverse_target(scaled, station_ids), 0.0)
 
 
-def _skip_reasons(data: StationData, valid: np.ndarray, lengths: np.ndarray, ends: np.ndarray, needed: int) -> dict[str, str]:
+def _skip_reasons(data: StationData, valid: np.ndarray, lengths: np.ndarray, ends: np.ndarray,
+                  needed: int) -> dict[str, str]:
     """Why each station that was never forecast was skipped (judged at the last issue step)."""
     reasons = {}
     never = ~(lengths >= needed).any(axis=1)
@@ -184,7 +185,8 @@ def _result(model: ExportedModel, data: StationData, info: StationInfo, plan: Pl
         leads=np.asarray(metadata.leads, dtype=np.int64), step=step, values=values, variable=metadata.target,
         units=info.target_units, long_name=f"forecast of {info.target_long_name}", attributes=attributes,
         skipped=skipped, station_names=info.names, lats=info.lats, lons=info.lons,
-        observation_age_hours=None if age_steps is None else (age_steps * (step / pd.Timedelta(hours=1))).astype(np.float32),
+        observation_age_hours=(None if age_steps is None
+                               else (age_steps * (step / pd.Timedelta(hours=1))).astype(np.float32)),
     )
 
 

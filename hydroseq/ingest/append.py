@@ -58,7 +58,7 @@ def _check_compatible(out: Path, old: xr.Dataset, old_grid: GridSpec, new: xr.Da
         raise InputDataError(out, f"stations differ (new: {added or 'none'}, missing: {missing or 'none'}, or "
                              "another order): appending needs the same stations; run a full ingest instead")
     if set(old.data_vars) != set(new.data_vars):
-        raise InputDataError(out, f"variables differ: {sorted(set(old.data_vars) ^ set(new.data_vars))}")
+        raise InputDataError(out, f"variables differ: {sorted(map(str, set(old.data_vars) ^ set(new.data_vars)))}")
     step = grid.step
     old_times, first_new = old["time"].values, pd.Timestamp(new["time"].values[0])
     if first_new > pd.Timestamp(old_times[-1]) + step:

@@ -16,6 +16,7 @@ import contextlib
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from tqdm import tqdm
 
@@ -23,6 +24,9 @@ from hydroseq.errors import ConfigError, HydroseqError, InputDataError
 from hydroseq.ingest.station import SourcePlan, StationResult, ingest_station
 from hydroseq.ingest.stations import Station
 from hydroseq.ingest.timegrid import TimeGrid
+
+if TYPE_CHECKING:
+    from distributed import Client
 
 CHUNK_BYTES = 64 * 2**20  # gridded output per task; bounds what a worker holds before returning
 CHUNKS_PER_WORKER = 4  # several chunks per worker so that a slow chunk does not idle the others
@@ -49,7 +53,7 @@ WorkItem = tuple[Station, list[SourcePlan]]
 
 
 @contextlib.contextmanager
-def dask_client(workers: int | None = None, scheduler: str | None = None) -> Iterator[object]:
+def dask_client(workers: int | None = None, scheduler: str | None = None) -> Iterator[Client]:
     """A ``distributed.Client``: on a new local cluster of ``workers`` processes, or on ``scheduler``.
 
     The local cluster has one thread per worker process (the per-station work holds the GIL in
@@ -77,6 +81,7 @@ def dask_client(workers: int | None = None, scheduler: str | None = None) -> Ite
         with client:
             yield client
         return
+    assert workers is not None  # exactly one of workers and scheduler is given
     if workers < 1:
         raise ConfigError(f"ingest --workers must be at least 1, got {workers}")
     # dask's default MALLOC_TRIM_THRESHOLD_=65536 made the per-station gridding 1.5-1.8x slower
@@ -125,7 +130,7 @@ def grid_stations_on_dask(stations: Sequence[Station], plans: dict[str, list[Sou
         return _run_chunks(client, items, grid, 4 * len(grid) * max(n_variables, 1), show_progress)
 
 
-def _run_chunks(client, items: list[WorkItem], grid: TimeGrid, bytes_per_station: int,
+def _run_chunks(client: Client, items: list[WorkItem], grid: TimeGrid, bytes_per_station: int,
                 show_progress: bool) -> list[StationResult | InputDataError]:
     from distributed import as_completed
 

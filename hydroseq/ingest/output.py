@@ -38,11 +38,14 @@ def build_dataset(config: IngestConfig, grid: TimeGrid, results: list[StationRes
         "time": ("time", grid.labels.to_numpy(),
                  {"long_name": "end of the grid interval (UTC)", "standard_name": "time", "axis": "T"}),
         "station_name": ("station", np.array([s.name for s in stations], dtype=object), {"long_name": "station name"}),
-        "lat": ("station", np.array([s.lat for s in stations]), {"standard_name": "latitude", "units": "degrees_north"}),
-        "lon": ("station", np.array([s.lon for s in stations]), {"standard_name": "longitude", "units": "degrees_east"}),
-        "area_km2": ("station", np.array([s.area_km2 for s in stations]), {"long_name": "catchment area", "units": "km2"}),
+        "lat": ("station", np.array([s.lat for s in stations]),
+                {"standard_name": "latitude", "units": "degrees_north"}),
+        "lon": ("station", np.array([s.lon for s in stations]),
+                {"standard_name": "longitude", "units": "degrees_east"}),
+        "area_km2": ("station", np.array([s.area_km2 for s in stations]),
+                     {"long_name": "catchment area", "units": "km2"}),
     }
-    data_vars = {}
+    data_vars: dict[str, tuple[str | tuple[str, ...], np.ndarray, dict[str, str]]] = {}
     for source in config.sources:
         for name, spec in source.variables.items():
             stacked = np.stack([result.values[name] for result in results]).astype(np.float32)

@@ -61,7 +61,8 @@ def ingest(config: IngestConfig, out: str | Path, workers: int | None = None, sc
     return report
 
 
-def plan_sources(config: IngestConfig, stations: list[Station]) -> tuple[dict[str, list[SourcePlan]], list[Path], dict[str, str]]:
+def plan_sources(config: IngestConfig,
+                 stations: list[Station]) -> tuple[dict[str, list[SourcePlan]], list[Path], dict[str, str]]:
     """Which files of each source hold each station.
 
     Returns the plans per station id, every file used (for provenance), and the stations dropped
@@ -80,7 +81,8 @@ def plan_sources(config: IngestConfig, stations: list[Station]) -> tuple[dict[st
                 if station_id in known:
                     by_station[station_id].append(path)
                 elif config.stations.ids is None:
-                    error = InputDataError(path, f"station {station_id!r} is not in the station table {config.stations.path}")
+                    error = InputDataError(path, f"station {station_id!r} is not in the station table "
+                                                 f"{config.stations.path}")
                     _skip_or_raise(config, dropped, station_id, error)
         for station in stations:
             if station.id not in by_station:
@@ -108,7 +110,7 @@ def _grid_on_dask(config: IngestConfig, stations: list[Station], plans: dict[str
     outcomes = grid_stations_on_dask(todo, plans, grid, workers=workers, scheduler=scheduler,
                                     show_progress=show_progress)
     results = []
-    for station, outcome in zip(todo, outcomes):
+    for station, outcome in zip(todo, outcomes, strict=True):
         if isinstance(outcome, InputDataError):
             _skip_or_raise(config, dropped, station.id, outcome)
         else:

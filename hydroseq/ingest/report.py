@@ -47,8 +47,8 @@ def build_report(ds: xr.Dataset, output: Path, dropped: dict[str, str],
                  marked_missing: dict[str, dict[str, int]] | None = None) -> IngestReport:
     """Per-station statistics of the dynamic variables of ``ds``; ``marked_missing`` maps station
     ids to the count of implausible observations set missing per variable."""
-    dynamic = [name for name in ds.data_vars if ds[name].attrs.get("hydroseq_role") == "dynamic"]
-    valid = np.stack([np.isfinite(ds[name].values) for name in dynamic]).all(axis=0)  # (station, time)
+    dynamic = [str(name) for name in ds.data_vars if ds[name].attrs.get("hydroseq_role") == "dynamic"]
+    valid = np.logical_and.reduce(np.stack([np.isfinite(ds[name].values) for name in dynamic]))  # (station, time)
     marked_missing = marked_missing or {}
     times = pd.DatetimeIndex(ds["time"].values)
     rows, records = [], {}
@@ -107,7 +107,7 @@ def _histogram(report: IngestReport, path: Path) -> None:
     figure = Figure(figsize=(7, 4))
     axes = figure.subplots()
     if lengths:
-        bins = np.unique(np.geomspace(1, max(lengths) + 1, 30).astype(int))
+        bins = np.unique(np.geomspace(1, max(lengths) + 1, 30).astype(int)).tolist()
         axes.hist(lengths, bins=bins, color="steelblue", edgecolor="white")
         axes.set_xscale("log")
     axes.set_xlabel("contiguous record length (grid steps, all variables valid)")

@@ -62,14 +62,14 @@ def _grid_source(station: Station, plan: SourcePlan, grid: TimeGrid) -> tuple[di
     source = plan.source
     step = source.step
     zone = _zone(station, source)
-    pieces = []
+    chronological = []
     counts = dict.fromkeys(source.variables, 0)
     for path in plan.files:
         screened, piece_counts = plausibility.screen(_read(station, source, path), source)
-        pieces.append(_chronological(screened, zone, source, step))
+        chronological.append(_chronological(screened, zone, source, step))
         counts = {name: counts[name] + piece_counts[name] for name in counts}
-    ends = np.concatenate([piece_ends for _, piece_ends in pieces])
-    pieces = [piece for piece, _ in pieces]
+    ends = np.concatenate([piece_ends for _, piece_ends in chronological])
+    pieces = [piece for piece, _ in chronological]
     _check_order(pieces, ends)
     _check_overlap(plan, ends, grid)
     gridded = {}

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+from typing import TypeAlias
+
 from hydroseq.config import DataConfig, ModelConfig
 from hydroseq.dataset.features import FeatureLayout
 from hydroseq.model.ensemble import EnsembleModel
-from hydroseq.model.lstm import LSTMModel, LSTMPath, Mode, last_valid_step
 from hydroseq.model.losses import masked_mse, nse_loss, station_target_std
+from hydroseq.model.lstm import LSTMModel, LSTMPath, Mode, last_valid_step
 
-__all__ = ["EnsembleModel", "LSTMModel", "LSTMPath", "Mode", "get_model", "last_valid_step", "masked_mse",
-           "nse_loss", "station_target_std"]
+__all__ = ["EnsembleModel", "LSTMModel", "LSTMPath", "Mode", "TrainedModel", "get_model", "last_valid_step",
+           "masked_mse", "nse_loss", "station_target_std"]
+
+# What a checkpoint builds: one network or an ensemble of them; both take ``forward(x, lengths, path)``
+# and have a ``mode``, so prediction, evaluation and export treat them alike.
+TrainedModel: TypeAlias = LSTMModel | EnsembleModel
 
 
 def get_model(config: ModelConfig, n_features: int, n_outputs: int, mode: Mode,

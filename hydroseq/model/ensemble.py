@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import torch
 from torch import Tensor, nn
 
@@ -25,14 +27,19 @@ class EnsembleModel(nn.Module):
         self.members = nn.ModuleList(members)
 
     @property
+    def first_member(self) -> LSTMModel:
+        """The first member (its architecture is every member's)."""
+        return cast(LSTMModel, self.members[0])  # nn.ModuleList types its items as Module
+
+    @property
     def mode(self) -> Mode:
         """The members' mode (``per_step`` or ``sequence``)."""
-        return self.members[0].mode
+        return self.first_member.mode
 
     @property
     def lstm(self) -> nn.LSTM:
         """The first member's LSTM (its sizes are every member's)."""
-        return self.members[0].lstm
+        return self.first_member.lstm
 
     def member_outputs(self, x: Tensor, lengths: Tensor, path: LSTMPath | None = None) -> Tensor:
         """Every member's output, stacked on a new first axis ``[member, ...]``."""

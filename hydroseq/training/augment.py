@@ -41,4 +41,5 @@ def hide_observed_steps(x: torch.Tensor, layout: FeatureLayout, hidden: torch.Te
 def hide_observed(batch: Batch, layout: FeatureLayout, hiding: ObservedTargetHiding) -> Batch:
     """``batch`` with its observed-target value and flag set to 0 at randomly drawn steps."""
     batch_size, steps = batch.x.shape[:2]
-    return replace(batch, x=hide_observed_steps(batch.x, layout, hidden_steps(batch_size, steps, hiding, batch.x.device)))
+    hidden = hidden_steps(batch_size, steps, hiding, batch.x.device)
+    return replace(batch, x=hide_observed_steps(batch.x, layout, hidden))

@@ -34,7 +34,7 @@ from hydroseq.config import TrainConfig, validate_config
 from hydroseq.dataset import Scalers
 from hydroseq.errors import InputDataError
 from hydroseq.fileio import atomic_path
-from hydroseq.model import EnsembleModel, LSTMModel, Mode, get_model
+from hydroseq.model import EnsembleModel, Mode, TrainedModel, get_model
 from hydroseq.training.runtime import EarlyStopping
 
 CHECKPOINT_FORMAT_VERSION = 1
@@ -102,7 +102,7 @@ class Checkpoint:
         """``per_step`` or ``sequence`` (the data config's)."""
         return self.config.data.mode
 
-    def build_model(self) -> LSTMModel | EnsembleModel:
+    def build_model(self) -> TrainedModel:
         """The trained model (padded path), in eval mode on the CPU; an ensemble's is the member mean."""
         members = []
         for weights in self.member_states or [self.model_state]:

@@ -22,7 +22,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import torch
 import torch.distributed as dist
@@ -74,7 +74,7 @@ class DistributedContext:
         value = [compute() if self.is_main else None]
         if self.active:
             dist.broadcast_object_list(value, src=0)
-        return value[0]
+        return cast(T, value[0])  # every rank now holds rank 0's result
 
     def all_gather(self, value: T) -> list[T]:
         """Every rank's ``value``, in rank order (a one-element list in a single process)."""
@@ -224,4 +224,5 @@ def launch(config: TrainConfig, options: LaunchOptions) -> None:
             raise HydroseqError(f"distributed training failed ({failures})") from None
 
 
-__all__ = ["DistributedContext", "LaunchOptions", "launch", "launched_by_torchrun", "setup", "teardown", "torchrun_arguments"]
+__all__ = ["DistributedContext", "LaunchOptions", "launch", "launched_by_torchrun", "setup", "teardown",
+           "torchrun_arguments"]

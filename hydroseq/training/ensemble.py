@@ -79,8 +79,8 @@ def train_ensemble(config: TrainConfig, data_path: str | Path | None, resume: bo
     combined.save(out_dir / ckpt.BEST_CHECKPOINT)
     with tracking.use_tracking_uri(uri), mlflow.start_run(run_id=parent):
         mlflow.set_tags({"ensemble_members": json.dumps(combined.member_run_ids)})
-        for member, info in finished.items():
-            mlflow.log_metric("member_best_val_median_nse", info["best_val_median_nse"], step=int(member))
+        for member_key, info in finished.items():
+            mlflow.log_metric("member_best_val_median_nse", info["best_val_median_nse"], step=int(member_key))
         validation = finish_run(config, data, out_dir, resolve_device(config.training.device), show_progress)
     best = max(finished.values(), key=lambda info: info["best_val_median_nse"])
     return TrainResult(parent, uri, out_dir, int(best["best_epoch"]), float(best["best_val_median_nse"]),

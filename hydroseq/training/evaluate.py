@@ -8,7 +8,7 @@ from pathlib import Path
 import mlflow
 
 from hydroseq.config import TrackingConfig
-from hydroseq.dataset import load_station_data
+from hydroseq.dataset import SplitName, load_station_data
 from hydroseq.errors import ConfigError
 from hydroseq.training.report import SplitReport, report_split
 from hydroseq.training.runtime import resolve_device, set_threads
@@ -24,12 +24,12 @@ class Evaluation:
     """
 
     report: SplitReport
-    period: str
+    period: SplitName
     data_path: Path
     trained_on_this_data: bool
 
 
-def evaluate(run_id: str, period: str = "test", tracking_uri: str | None = None,
+def evaluate(run_id: str, period: SplitName = "test", tracking_uri: str | None = None,
              data_path: str | Path | None = None, show_progress: bool = True) -> Evaluation:
     """Score run ``run_id`` on ``period`` (train, validation or test) and log the result to the same run.
 

@@ -13,9 +13,9 @@ from mlflow.tracking import MlflowClient
 import hydroseq
 from hydroseq.config import TrainConfig, dump_config
 from hydroseq.fileio import write_text_atomic
+from hydroseq.model import TrainedModel
 from hydroseq.training import checkpoint as ckpt
-from hydroseq.training import store
-from hydroseq.training import tracking
+from hydroseq.training import store, tracking
 from hydroseq.training.data import TrainingData
 from hydroseq.training.report import SplitReport, report_split
 
@@ -76,8 +76,12 @@ def finish_run(config: TrainConfig, data: TrainingData, out_dir: Path, device: t
     model.to(device)
     report = report_split(model, data.station_data, data.scalers, config, "validation", device, out_dir,
                           late_gauge=False, show_progress=show_progress)
-    run = mlflow.active_run().info
-    store.log_new_metrics(mlflow.get_tracking_uri(), run.run_id, config.tracking, [{store.STEP_KEY: 0, **report.summary}])
+    active = mlflow.active_run()
+    if active is None:
+        raise RuntimeError("finish_run needs the run's MLflow run to be active")
+    run = active.info
+    store.log_new_metrics(mlflow.get_tracking_uri(), run.run_id, config.tracking,
+                          [{store.STEP_KEY: 0, **report.summary}])
     mlflow.log_artifact(str(best_path), tracking.BEST_CHECKPOINT_ARTIFACT)
     mlflow.log_artifact(str(report.csv_path))
     for plot in report.plot_paths:
@@ -100,9 +104,11 @@ def keep_complete_model(run_id: str, experiment_id: str) -> bool:
     return False
 
 
-def log_model(model: torch.nn.Module) -> None:
-    """Log the model (padded path, CPU) with ``mlflow.pytorch`` as a pickle plus the hydroseq code it needs."""
-    model.lstm_path = "padded"
+def log_model(model: TrainedModel) -> None:
+    """Log the model with ``mlflow.pytorch`` as a pickle plus the hydroseq code it needs.
+
+    ``model`` is what :meth:`Checkpoint.build_model` gives (the padded path), moved to the CPU.
+    """
     mlflow.pytorch.log_model(model.eval(), name=MODEL_ARTIFACT, serialization_format="pickle",
                              pip_requirements=model_pip_requirements(),
                              code_paths=[str(Path(hydroseq.__file__).parent)])

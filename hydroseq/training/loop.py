@@ -19,21 +19,19 @@ import mlflow
 import torch
 from tqdm.auto import tqdm
 
-from hydroseq.batching import make_loader
+from hydroseq.batching import BatchLoader, make_loader
 from hydroseq.config import TrainConfig
 from hydroseq.fileio import make_output_dir
-from hydroseq.model import get_model, masked_mse, nse_loss
+from hydroseq.model import LSTMModel, get_model, masked_mse, nse_loss
 from hydroseq.training import checkpoint as ckpt
-from hydroseq.training import distributed
-from hydroseq.training import store
-from hydroseq.training import tracking
+from hydroseq.training import distributed, store, tracking
 from hydroseq.training.augment import hide_observed
-from hydroseq.training.ensemble import train_ensemble
 from hydroseq.training.data import TrainingData, load_training_data
-from hydroseq.training.predict import eval_batch_size, predict_split
-from hydroseq.training.runtime import EarlyStopping, lr_factor, peak_memory_mb, resolve_lstm_path, set_threads
+from hydroseq.training.ensemble import train_ensemble
 from hydroseq.training.finish import finish_run, start_run
+from hydroseq.training.predict import eval_batch_size, predict_split
 from hydroseq.training.result import EpochCallback, MemberCallback, TrainResult
+from hydroseq.training.runtime import EarlyStopping, lr_factor, peak_memory_mb, resolve_lstm_path, set_threads
 from hydroseq.training.scoring import scaled_mse, score_stations, summarise
 
 
@@ -76,7 +74,7 @@ def train(config: TrainConfig, data_path: str | Path | None = None, resume: bool
         model.load_state_dict(last.model_state)
         optimizer.load_state_dict(last.optimizer_state)
         scheduler.load_state_dict(last.scheduler_state)
-        for group, base_lr in zip(optimizer.param_groups, scheduler.base_lrs):  # this config's schedule
+        for group, base_lr in zip(optimizer.param_groups, scheduler.base_lrs, strict=True):  # this config's schedule
             group["lr"] = base_lr * lr_factor(cfg)(last.epoch)
         stopper = replace(last.early_stopping, patience=cfg.patience)
         history = list(last.history)
@@ -120,8 +118,8 @@ def train(config: TrainConfig, data_path: str | Path | None = None, resume: bool
                        int(history[-1]["epoch"]) + 1 if history else 0, history, stopped_early_after, validation)
 
 
-def train_one_epoch(model: torch.nn.Module, optimizer: torch.optim.Optimizer, loader, data: TrainingData,
-                    config: TrainConfig, device: torch.device, epoch: int,
+def train_one_epoch(model: torch.nn.Module, optimizer: torch.optim.Optimizer, loader: BatchLoader,
+                    data: TrainingData, config: TrainConfig, device: torch.device, epoch: int,
                     show_progress: bool = True) -> dict[str, float]:
     """One pass over the training batches; the only host syncs are every ``log_every`` steps and at the end."""
     cfg = config.training
@@ -166,11 +164,12 @@ def train_one_epoch(model: torch.nn.Module, optimizer: torch.optim.Optimizer, lo
             "learning_rate": optimizer.param_groups[0]["lr"]}
 
 
-def validate(model: torch.nn.Module, data: TrainingData, config: TrainConfig, device: torch.device) -> dict[str, float]:
+def validate(model: LSTMModel, data: TrainingData, config: TrainConfig, device: torch.device) -> dict[str, float]:
     """Validation loss (MSE of the scaled target), median NSE / KGE over stations (first lead), seconds taken."""
     start = time.perf_counter()
     prediction = predict_split(model, data.station_data, data.scalers, config.data, "validation", device,
-                               batch_size=eval_batch_size(config.batching.batch_size), stride=config.training.eval_stride)
+                               batch_size=eval_batch_size(config.batching.batch_size),
+                               stride=config.training.eval_stride)
     scores = summarise(score_stations(prediction.obs, prediction.sim[0], list(data.station_data.station_ids)))
     return {"val_loss": scaled_mse(prediction.sim_scaled, prediction.obs_scaled),
             "val_median_nse": scores["median_nse"], "val_median_kge": scores["median_kge"],

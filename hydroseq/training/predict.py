@@ -21,8 +21,8 @@ import numpy as np
 import torch
 
 from hydroseq.config import DataConfig
-from hydroseq.dataset import SampleIndex, Scalers, SequenceDataset, StationData, build_sample_index
-from hydroseq.model import LSTMModel
+from hydroseq.dataset import SampleIndex, Scalers, SequenceDataset, SplitName, StationData, build_sample_index
+from hydroseq.model import TrainedModel
 from hydroseq.training.augment import hide_observed_steps
 
 ALWAYS_HIDDEN = -1
@@ -89,8 +89,8 @@ def _position_from_group_end(group: np.ndarray) -> np.ndarray:
 
 
 @torch.inference_mode()
-def predict_split(model: LSTMModel, station_data: StationData, scalers: Scalers, data_config: DataConfig,
-                  split: str, device: torch.device, batch_size: int = 512, stride: int | None = None,
+def predict_split(model: TrainedModel, station_data: StationData, scalers: Scalers, data_config: DataConfig,
+                  split: SplitName, device: torch.device, batch_size: int = 512, stride: int | None = None,
                   show_progress: bool = False, hide_last: int = 0) -> SplitPrediction:
     """Run ``model`` over ``split`` and return observed and simulated target on the grid.
 

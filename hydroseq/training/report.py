@@ -11,9 +11,9 @@ import torch
 
 from hydroseq.baselines import doy_climatology, persistence
 from hydroseq.config import TrainConfig
-from hydroseq.dataset import Scalers, StationData
+from hydroseq.dataset import Scalers, SplitName, StationData
 from hydroseq.fileio import atomic_path
-from hydroseq.model import LSTMModel
+from hydroseq.model import TrainedModel
 from hydroseq.training.plots import pick_stations, plot_hydrographs
 from hydroseq.training.predict import ALWAYS_HIDDEN, SplitPrediction, eval_batch_size, predict_split
 from hydroseq.training.scoring import score_stations, summarise
@@ -69,8 +69,8 @@ def baseline_forecasts(station_data: StationData, config: TrainConfig, predictio
             **late}
 
 
-def report_split(model: LSTMModel, station_data: StationData, scalers: Scalers, config: TrainConfig, split: str,
-                 device: torch.device, out_dir: str | Path, n_plots: int = 4,
+def report_split(model: TrainedModel, station_data: StationData, scalers: Scalers, config: TrainConfig,
+                 split: SplitName, device: torch.device, out_dir: str | Path, n_plots: int = 4,
                  late_gauge: bool = True, show_progress: bool = True) -> SplitReport:
     """Predict ``split``, score model and baselines per station, write a CSV and a few hydrographs.
 
@@ -81,7 +81,8 @@ def report_split(model: LSTMModel, station_data: StationData, scalers: Scalers, 
     reads_observed = config.data.lagged_target and config.data.mode == "per_step"
     hidden = HIDDEN_SCENARIOS if late_gauge and reads_observed else ()
     predictions = {scenario: predict_split(model, station_data, scalers, config.data, split, device,
-                                           batch_size=eval_batch_size(config.batching.batch_size), stride=config.training.eval_stride,
+                                           batch_size=eval_batch_size(config.batching.batch_size),
+                                           stride=config.training.eval_stride,
                                            show_progress=show_progress, hide_last=scenario)
                    for scenario in (0, *hidden)}
     prediction = predictions[0]
@@ -100,7 +101,8 @@ def report_split(model: LSTMModel, station_data: StationData, scalers: Scalers, 
     csv_path = out_dir / f"metrics_{split}.csv"
     with atomic_path(csv_path) as tmp:
         scores.to_csv(tmp, index=False)
-    model_nse = dict(zip(station_ids, scores.query("forecast == 'model' and lead == @prediction.leads[0]")["nse"]))
+    first_lead_nse = scores.query("forecast == 'model' and lead == @prediction.leads[0]")["nse"]
+    model_nse = dict(zip(station_ids, first_lead_nse, strict=True))
     units = f" [{station_data.target_units}]" if station_data.target_units else ""
     plots = plot_hydrographs(out_dir / f"hydrographs_{split}", pick_stations(model_nse, n_plots), station_ids,
                              prediction.times, prediction.obs, prediction.sim[0], model_nse,

@@ -13,6 +13,7 @@ import torch
 
 from hydroseq.config import TrainingConfig
 from hydroseq.errors import ConfigError
+from hydroseq.model import LSTMPath
 
 
 def available_cores() -> int:
@@ -40,7 +41,7 @@ def resolve_device(name: str) -> torch.device:
     return device
 
 
-def resolve_lstm_path(config: TrainingConfig, device: torch.device) -> str:
+def resolve_lstm_path(config: TrainingConfig, device: torch.device) -> LSTMPath:
     """``auto``: packed (cuDNN) on CUDA, padded on the CPU (packed CPU backward is quadratic in length)."""
     if config.lstm_path != "auto":
         return config.lstm_path

@@ -92,9 +92,10 @@ def open_experiment(config: TrackingConfig, tracking_uri: str, artifact_location
         try:
             return client.create_experiment(config.experiment, artifact_location=artifact_location)
         except MlflowException as error:  # made meanwhile by a job on another machine (server store)
-            if is_lock_error(error) or client.get_experiment_by_name(config.experiment) is None:
+            made_meanwhile = None if is_lock_error(error) else client.get_experiment_by_name(config.experiment)
+            if made_meanwhile is None:
                 raise
-            return client.get_experiment_by_name(config.experiment).experiment_id
+            return made_meanwhile.experiment_id
 
     with creation_lock(tracking_uri, config):
         return retry_locked(tracking_uri, config, look_up_or_create)

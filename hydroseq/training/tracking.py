@@ -18,7 +18,6 @@ from typing import Any
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")  # no internet here; telemetry would try it
 
 import mlflow  # noqa: E402  (after the telemetry switch)
-
 from mlflow.exceptions import MlflowException  # noqa: E402
 
 from hydroseq.config import TrackingConfig  # noqa: E402
@@ -122,7 +121,7 @@ def ingest_report(data_path: str | Path) -> str:
             except ValueError:
                 pass
         coverage = {name.removeprefix("coverage_"): {str(s): round(float(v), 4) for s, v in
-                                                     zip(dataset["station"].values, dataset[name].values)}
+                                                     zip(dataset["station"].values, dataset[name].values, strict=True)}
                     for name in dataset.data_vars if name.startswith("coverage_")}
         report = {"file": str(data_path), "attributes": {k: _plain(v) for k, v in attrs.items()},
                   "coverage": coverage, "ingest_config": dataset.attrs.get("ingest_config", "")}

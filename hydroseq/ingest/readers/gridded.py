@@ -68,7 +68,8 @@ def _load(path: Path, source: SourceConfig) -> tuple[np.ndarray, int | None, np.
                     raise InputDataError(path, f"variable {spec.source!r} has dimensions {variable.dims}, "
                                          f"expected {dims}")
                 fields[name] = mask_default_fill(variable, variable.transpose(*dims).values.astype(np.float64))
-            return times, reference_offset(path, ds[time_name]), ds[lat_name].values.astype(np.float64), ds[lon_name].values.astype(np.float64), fields
+            lats, lons = ds[lat_name].values.astype(np.float64), ds[lon_name].values.astype(np.float64)
+            return times, reference_offset(path, ds[time_name]), lats, lons, fields
     except InputDataError:
         raise
     except (OSError, ValueError, RuntimeError, KeyError) as error:
@@ -124,7 +125,8 @@ def _cell_indices(path: Path, lats: np.ndarray, lons: np.ndarray, cells: pd.Data
     rows = np.abs(lats[np.newaxis, :] - cells["lat"].to_numpy()[:, np.newaxis]).argmin(axis=1)
     cols = np.abs(lons[np.newaxis, :] - cells["lon"].to_numpy()[:, np.newaxis]).argmin(axis=1)
     tolerance = 0.5 * min(_spacing(lats), _spacing(lons))
-    off = (np.abs(lats[rows] - cells["lat"].to_numpy()) > tolerance) | (np.abs(lons[cols] - cells["lon"].to_numpy()) > tolerance)
+    off = ((np.abs(lats[rows] - cells["lat"].to_numpy()) > tolerance)
+           | (np.abs(lons[cols] - cells["lon"].to_numpy()) > tolerance))
     if off.any():
         cell = cells.iloc[int(np.argmax(off))]
         raise InputDataError(path, f"weight cell ({cell['lat']}, {cell['lon']}) is not a cell centre of the grid")

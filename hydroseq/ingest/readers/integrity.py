@@ -29,12 +29,13 @@ def check_complete(path: Path) -> None:
     size = path.stat().st_size
     with path.open("rb") as handle:
         start = handle.read(8)
-        if len(start) < 8 and any(signature.startswith(start) for signature in (b"CDF\x01", b"CDF\x02", _HDF5_SIGNATURE)):
+        signatures = (b"CDF\x01", b"CDF\x02", _HDF5_SIGNATURE)
+        if len(start) < 8 and any(signature.startswith(start) for signature in signatures):
             raise InputDataError(path, "the file is empty" if not start else
                                  f"truncated: the header is incomplete (file has {size} bytes)")
         if start[:3] == b"CDF" and start[3:4] in (b"\x01", b"\x02", b"\x05"):
             handle.seek(4)
-            expected = _classic_size(_Header(path, handle, start[3], size))
+            expected: int | None = _classic_size(_Header(path, handle, start[3], size))
         elif start == _HDF5_SIGNATURE:
             handle.seek(0)
             expected = _hdf5_size(handle.read(64))
@@ -71,7 +72,8 @@ class _Header:
     def tagged_list(self) -> int:
         tag, count = self.integer(), self.count()
         if tag not in (_ABSENT, _DIMENSION, _VARIABLE, _ATTRIBUTE) or (tag == _ABSENT and count):
-            raise InputDataError(self.path, f"not a valid classic NetCDF header (list tag {tag} at byte {self.position - 8})")
+            raise InputDataError(self.path, f"not a valid classic NetCDF header "
+                                            f"(list tag {tag} at byte {self.position - 8})")
         return count
 
     def attributes(self) -> None:

@@ -67,7 +67,7 @@ def _load(path: Path, source: SourceConfig) -> _Loaded:
 
 def _extract(path: Path, ds: xr.Dataset, source: SourceConfig) -> _Loaded:
     time_name = _time_name(path, ds, source)
-    time_dim = ds[time_name].dims[-1]
+    time_dim = str(ds[time_name].dims[-1])
     station_dim = _station_dim(ds, source, time_dim)
     ids = _ids(path, ds, source, station_dim)
     times = _decode_times(path, ds[time_name])
@@ -78,7 +78,8 @@ def _extract(path: Path, ds: xr.Dataset, source: SourceConfig) -> _Loaded:
         if spec.source not in ds.variables:
             raise InputDataError(path, f"variable {spec.source!r} (for {name}) is not in the file; it has "
                                  f"{', '.join(map(str, ds.data_vars))}")
-        values[name] = mask_default_fill(ds[spec.source], _station_by_time(path, ds[spec.source], station_dim, time_dim))
+        variable = ds[spec.source]
+        values[name] = mask_default_fill(variable, _station_by_time(path, variable, station_dim, time_dim))
     return _Loaded(ids, times, values, reference_offset(path, ds[time_name]))
 
 
@@ -95,7 +96,7 @@ def _station_dim(ds: xr.Dataset, source: SourceConfig, time_dim: str) -> str | N
         return source.station_dim
     if source.format == "caravan_netcdf" and CARAVAN_STATION_DIM in ds.dims:
         return CARAVAN_STATION_DIM
-    others = [dim for dim in ds.dims if dim != time_dim and ds.sizes[dim] > 1]
+    others = [str(dim) for dim in ds.dims if dim != time_dim and ds.sizes[dim] > 1]
     return others[0] if len(others) == 1 and source.station is None else None
 
 

@@ -1,22 +1,15 @@
-"""Small file helpers shared by every stage: atomic writes, output sets published as a unit, checksums.
+"""Output sets: several files published together under a manifest, all of them or none.
 
-Temporary files are created beside their target as ``.<target name>.<pid>.<token>.tmp`` (hidden,
-with the creating process id) so that a later run can tell a stale one (its process is gone) from
-one still being written; :func:`publish_set` removes the stale ones of its folder.
-
-A write that the system refuses (a read-only folder, a parent that is a file, a target that is a
-folder, a full disk) raises :class:`~hydroseq.errors.OutputPathError` naming the output, never a
-bare ``OSError``: the CLI prints it on one line and exits 2.
+A set is committed by a journal, so a run killed in the middle of publishing is finished by the
+next one in the folder; stale temporaries (their process is gone) are removed then too.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import re
-import secrets
 import shutil
 import signal
 import threading
@@ -24,120 +17,15 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from hydroseq.errors import OutputPathError
+from hydroseq.fileio.atomic import prepare_output_file, sha256_file, temp_path, write_text_atomic
 
-
-
-def _problem(error: OSError) -> str:
-    """The reason of a refused write in words (``strerror``, e.g. 'Read-only file system')."""
-    return error.strerror or type(error).__name__
-
-
-def _blocking_file(path: Path) -> Path | None:
-    """The first of ``path`` and its parents that exists and is not a folder, if any."""
-    return next((folder for folder in (path, *path.parents) if folder.exists() and not folder.is_dir()), None)
-
-
-def make_output_dir(folder: str | os.PathLike[str]) -> Path:
-    """Create ``folder`` (and its parents) for outputs; a clear error if that is impossible.
-
-    Raises
-    ------
-    OutputPathError
-        If ``folder`` or one of its parents is a file, or the system refuses to create it.
-    """
-    folder = Path(folder)
-    blocking = _blocking_file(folder)
-    if blocking == folder:
-        raise OutputPathError(folder, "exists and is not a folder")
-    if blocking is not None:
-        raise OutputPathError(folder, f"cannot create the folder: {blocking} is a file")
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise OutputPathError(folder, f"cannot create the folder ({_problem(error)})") from None
-    return folder
 MANIFEST_SUFFIX = ".manifest.json"
 MANIFEST_FORMAT = "hydroseq-output-set/1"
 STALE_AFTER_S = 3600.0  # a temporary untouched this long is stale even if its PID runs (PID reuse)
 FAULT_ENV = "HYDROSEQ_TEST_SIGNAL_AT"  # test hook: "<written|published|manifest>:<k>:<KILL|TERM>"
-_TEMP = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.(?P<token>[0-9a-f]{8})\.(?P<kind>tmp|journal)$")
+_TEMP = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.(?P<token>[0-9a-f]{8})\.(?P<kind>tmp|journal)$")  # temp_path names
 _LEGACY_TEMP = re.compile(r"^\..+\.[A-Za-z0-9_]{8}\.tmp$")  # mkstemp names of earlier versions
 _DEFERRED = {signal.SIGINT, signal.SIGTERM}
-
-
-def prepare_output_file(target: str | os.PathLike[str]) -> Path:
-    """Check that ``target`` can be a file and create its folder; an :class:`OutputPathError` naming it if not."""
-    target = Path(target)
-    if target.is_dir():
-        raise OutputPathError(target, "is a folder, expected a file path")
-    blocking = _blocking_file(target.parent)
-    if blocking is not None:
-        raise OutputPathError(target, f"cannot be written: {blocking} is a file, not a folder")
-    make_output_dir(target.parent)
-    return target
-
-
-def temp_path(target: str | os.PathLike[str], kind: str = "tmp") -> Path:
-    """Create an empty, umask-moded temporary file beside ``target`` and return its path."""
-    target = prepare_output_file(target)
-    while True:
-        tmp = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.{kind}")
-        try:
-            os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
-            return tmp
-        except FileExistsError:
-            continue
-        except OSError as error:
-            raise OutputPathError(target, f"cannot write in {target.parent} ({_problem(error)})") from None
-
-
-@contextlib.contextmanager
-def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
-    """Yield a temporary path beside ``target``; rename it onto ``target`` on success.
-
-    Nothing is left behind if the block raises: readers see either the old file or the complete
-    new one, never a half-written one. The file gets the usual umask-based mode (0644 under
-    umask 022). For several files that belong together use :func:`publish_set`.
-
-    Raises
-    ------
-    OutputPathError
-        If the folder cannot be made or written, ``target`` is a folder, or writing the temporary
-        file fails (an ``OSError`` about that file inside the block).
-    """
-    target = Path(target)
-    tmp = temp_path(target)
-    try:
-        yield tmp
-        os.replace(tmp, target)
-    except OSError as error:
-        if {str(error.filename), str(error.filename2)} & {str(tmp), str(target)}:
-            raise OutputPathError(target, f"cannot be written ({_problem(error)})") from None
-        raise
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
-def write_text_atomic(target: str | os.PathLike[str], text: str) -> None:
-    """Write ``text`` to ``target`` atomically."""
-    with atomic_path(target) as tmp:
-        tmp.write_text(text)
-
-
-def write_bytes_atomic(target: str | os.PathLike[str], data: bytes) -> None:
-    """Write ``data`` to ``target`` atomically."""
-    with atomic_path(target) as tmp:
-        tmp.write_bytes(data)
-
-
-def sha256_file(path: str | os.PathLike[str], chunk_size: int = 1 << 20) -> str:
-    """Hex SHA-256 of a file, read in chunks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(chunk_size), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def manifest_path(first_file: str | os.PathLike[str]) -> Path:
@@ -210,7 +98,8 @@ def _finish(manifest: Path, entries: dict[str, dict], journal: Path) -> None:
         if staged.exists():
             os.replace(staged, folder / name)
         _fault_point("published", k)
-    files = [{"name": name, "bytes": entry["bytes"], "sha256": entry["sha256"]} for name, entry in sorted(entries.items())]
+    files = [{"name": name, "bytes": entry["bytes"], "sha256": entry["sha256"]}
+             for name, entry in sorted(entries.items())]
     write_text_atomic(manifest, json.dumps({"format": MANIFEST_FORMAT, "files": files}, indent=1) + "\n")
     _fault_point("manifest", 1)
     journal.unlink(missing_ok=True)
@@ -326,8 +215,8 @@ def _signals_deferred() -> Iterator[None]:
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, signal.SIG_DFL if handler is None else handler)
-        for signum in caught:
-            signal.raise_signal(signum)
+        for number in caught:
+            signal.raise_signal(number)
 
 
 def _fault_point(phase: str, count: int) -> None:
