@@ -44,7 +44,8 @@ def ensure_data(path: Path) -> Path:
     if not path.exists():
         from hydroseq.ingest import ingest
 
-        ingest(load_config(REPO_ROOT / "configs" / "ingest_caravan_daily.yaml", IngestConfig), path, show_progress=False)
+        config = load_config(REPO_ROOT / "configs" / "ingest_caravan_daily.yaml", IngestConfig)
+        ingest(config, path, show_progress=False)
     return path
 
 

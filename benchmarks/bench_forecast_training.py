@@ -217,7 +217,8 @@ def main(argv: list[str] | None = None) -> int:
         threads = configs[0].training.threads or default_threads()
         torch.set_num_threads(threads)  # as train() sets them
         device = resolve_device(configs[0].training.device)
-        trainees = [Trainee(mode, config, load_training_data(config), device) for mode, config in zip(RECIPES, configs)]
+        trainees = [Trainee(mode, config, load_training_data(config), device)
+                    for mode, config in zip(RECIPES, configs, strict=True)]
         figures = {"batches": args.batches, "repeats": args.repeats, "threads": threads, "hidden": args.hidden,
                    "target_nse": args.target_nse, "cap_s": args.cap_s, "quick": args.quick,
                    "throughput": throughput(trainees, args.batches, args.repeats),

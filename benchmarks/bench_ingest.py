@@ -135,7 +135,8 @@ def main() -> None:
     table.add_row("hydroseq per-station gridding", f"{core:.2f}", f"{observations / core:,.0f}")
     table.add_row("hydroseq ingest (all of it)", f"{full:.2f}", f"{observations / full:,.0f}")
     for n, run in on_dask.items():
-        table.add_row(f"ingest on dask, {n} worker(s)", f"{run['seconds']:.2f}", f"{observations / run['seconds']:,.0f}")
+        table.add_row(f"ingest on dask, {n} worker(s)", f"{run['seconds']:.2f}",
+                      f"{observations / run['seconds']:,.0f}")
     Console().print(table)
     print(f"gridding / pandas = {core / baseline:.2f}, ingest / pandas = {full / baseline:.2f}")
     for n, run in on_dask.items():

@@ -28,7 +28,8 @@ from benchmarks.measures import EpochPoint, TestScores, ToolRun
 from benchmarks.protocol import REPO_ROOT, Protocol, default_threads
 from hydroseq.config import TrainConfig, load_config
 
-BASE_CONFIGS = {mode: REPO_ROOT / "configs" / f"train_caravan_protocol_{mode}.yaml" for mode in ("per_step", "sequence")}
+BASE_CONFIGS = {mode: REPO_ROOT / "configs" / f"train_caravan_protocol_{mode}.yaml"
+                for mode in ("per_step", "sequence")}
 
 
 @dataclass(frozen=True)
@@ -85,7 +86,8 @@ def own_choices(config: TrainConfig) -> str:
     data, training = config.data, config.training
     precision = ", bf16 autocast" if training.bf16 else ""
     return (f"{data.mode}{precision}: lr {training.learning_rate:g} ({training.lr_schedule}), "
-            f"dropout {config.model.dropout}, min_len {data.min_len}, spin_up {data.spin_up}, {config.batching.strategy} batches, "
+            f"dropout {config.model.dropout}, min_len {data.min_len}, spin_up {data.spin_up}, "
+            f"{config.batching.strategy} batches, "
             f"patience {training.patience}, eval stride {training.eval_stride or 'max_len // 2'}")
 
 

@@ -115,8 +115,8 @@ class ToolRun:
 
 def score_series(obs: np.ndarray, sim: np.ndarray) -> TestScores:
     """NSE and KGE of every basin (``obs``/``sim`` are ``[basin, time]``), median and mean over basins."""
-    nse = np.array([metrics.nse(o, s) for o, s in zip(obs, sim)])
-    kge = np.array([metrics.kge(o, s).kge for o, s in zip(obs, sim)])
+    nse = np.array([metrics.nse(o, s) for o, s in zip(obs, sim, strict=True)])
+    kge = np.array([metrics.kge(o, s).kge for o, s in zip(obs, sim, strict=True)])
     return TestScores(median_nse=_nan_stat(np.median, nse), mean_nse=_nan_stat(np.mean, nse),
                       median_kge=_nan_stat(np.median, kge), mean_kge=_nan_stat(np.mean, kge),
                       n_basins=int(np.isfinite(nse).sum()))

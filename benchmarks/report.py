@@ -71,7 +71,8 @@ def _header(report: BenchmarkReport) -> list[str]:
 def _speed_table(runs: list[ToolRun]) -> list[str]:
     header = ["tool", "data loading s", "s/epoch (median / min)", "samples/s", "valid steps/s",
               "target steps/s", "peak RSS MiB", "best val median NSE", "test epoch"]
-    rows = [[run.name, _num(run.data_loading_s, 1), f"{_num(run.seconds_per_epoch, 1)} / {_num(run.min_seconds_per_epoch, 1)}",
+    rows = [[run.name, _num(run.data_loading_s, 1),
+             f"{_num(run.seconds_per_epoch, 1)} / {_num(run.min_seconds_per_epoch, 1)}",
              _num(run.samples_per_s, 0), _num(run.valid_steps_per_s, 0), _num(run.target_steps_per_s, 0),
              _num(run.peak_rss_mib, 0), _num(run.best_validation_nse()), str(run.test_epoch)] for run in runs]
     return ["## Speed and memory", "", *_table(header, rows), ""]
@@ -89,7 +90,7 @@ def _accuracy_table(runs: list[ToolRun], baselines: dict[str, TestScores]) -> li
 
 def _curve_table(runs: list[ToolRun]) -> list[str]:
     rows = [[run.name, str(point.epoch), _num(seconds, 1), _num(nse)]
-            for run in runs for point, (seconds, nse) in zip(run.epochs, run.time_to_accuracy())]
+            for run in runs for point, (seconds, nse) in zip(run.epochs, run.time_to_accuracy(), strict=True)]
     return ["## Time to accuracy", "",
             "Cumulative seconds of data loading plus training (validation excluded) after each epoch.", "",
             *_table(["tool", "epoch", "cumulative s", "validation median NSE"], rows), "",
@@ -153,7 +154,7 @@ def plot_time_to_accuracy(runs: list[ToolRun], target: Path) -> None:
     for run in runs:
         curve = run.time_to_accuracy()
         if curve:
-            seconds, nse = zip(*curve)
+            seconds, nse = zip(*curve, strict=True)
             axes.plot(seconds, nse, marker="o", label=run.name)
     axes.set_xscale("log")  # the tools differ by orders of magnitude
     axes.set_xlabel("data loading + training wall time [s, log scale]")

@@ -50,7 +50,7 @@ def steady_seconds_to_reach(run: ToolRun, level: float) -> float:
     On a shared machine one epoch can take many times the others (another job took the cores);
     this estimate shows the ratio without such outliers. The target itself uses the real clock.
     """
-    for point, (_, nse) in zip(run.epochs, run.time_to_accuracy()):
+    for point, (_, nse) in zip(run.epochs, run.time_to_accuracy(), strict=True):
         if math.isfinite(nse) and nse >= level:
             return run.data_loading_s + point.epoch * run.seconds_per_epoch
     return math.inf

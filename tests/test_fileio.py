@@ -11,8 +11,15 @@ import sys
 
 import pytest
 
-from hydroseq.fileio import (FAULT_ENV, atomic_path, clean_stale_temporaries, publish_set, sha256_file, verify_set,
-                             write_text_atomic)
+from hydroseq.fileio import (
+    FAULT_ENV,
+    atomic_path,
+    clean_stale_temporaries,
+    publish_set,
+    sha256_file,
+    verify_set,
+    write_text_atomic,
+)
 
 
 def test_failed_write_leaves_old_file_and_no_temp(tmp_path):

@@ -18,7 +18,7 @@ from hydroseq import metrics
 def make_run(name: str, loading: float, epoch_seconds: list[float], nse: list[float], test_nse: float = 0.5) -> ToolRun:
     epochs = tuple(EpochPoint(epoch=i + 1, train_s=s, samples=100, valid_steps=36500, target_steps=100,
                               validation_s=1.0, validation_median_nse=v)
-                   for i, (s, v) in enumerate(zip(epoch_seconds, nse)))
+                   for i, (s, v) in enumerate(zip(epoch_seconds, nse, strict=True)))
     return ToolRun(name=name, data_loading_s=loading, epochs=epochs, peak_rss_mib=100.0,
                    test=Scores(test_nse, test_nse, 0.0, 0.0, 3), test_epoch=1, wall_s=0.0)
 
@@ -62,7 +62,7 @@ def test_score_series_matches_hydroseq_metrics_on_real_streamflow() -> None:
                     for b in ("01022500", "01547700", "02064000")])
     sim = np.roll(obs, 1, axis=1)  # persistence-like simulation
     scores = score_series(obs, sim)
-    per_basin = [metrics.nse(o, s) for o, s in zip(obs, sim)]
+    per_basin = [metrics.nse(o, s) for o, s in zip(obs, sim, strict=True)]
     assert scores.median_nse == pytest.approx(float(np.median(per_basin)))
     assert scores.mean_nse == pytest.approx(float(np.mean(per_basin)))
     assert scores.n_basins == 3

@@ -32,7 +32,7 @@ def test_two_worker_processes_yield_the_same_batches_as_the_main_process(train_s
     workers = make_loader(train_set, config.model_copy(update={"num_workers": 2}), shuffle=True, seed=5)
     parallel = _epoch(workers, epoch=1)
     assert len(main) == len(parallel) == len(workers)
-    for (ids_a, x_a), (ids_b, x_b) in zip(main, parallel):
+    for (ids_a, x_a), (ids_b, x_b) in zip(main, parallel, strict=True):
         assert np.array_equal(ids_a, ids_b) and np.array_equal(x_a, x_b)
     all_ids = np.concatenate([ids for ids, _ in main])
     assert len(np.unique(all_ids)) == len(train_set)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -50,7 +52,7 @@ def test_batches_of_a_bucket_have_lengths_within_the_bucket() -> None:
         bucket_of[bucket] = number
         assert len(bucket) <= 4 * 32
     spans = [(lengths[b].min(), lengths[b].max()) for b in buckets]
-    assert all(low_a >= high_b for (low_a, _), (_, high_b) in zip(spans, spans[1:]))  # sorted, no overlap
+    assert all(low_a >= high_b for (low_a, _), (_, high_b) in itertools.pairwise(spans))  # sorted, no overlap
     for batch in sampler:
         assert len(set(bucket_of[batch])) == 1
     padding = sum(len(b) * lengths[b].max() - lengths[b].sum() for b in sampler) / sum(

@@ -51,9 +51,11 @@ def test_benchmark_configs_validate_against_hydroseq(tmp_path: Path) -> None:
 
     for protocol in (full_protocol(), quick_protocol()):
         for mode in BENCHMARK_MODES:
-            assert hydroseq_config(protocol, mode, tmp_path / "data.nc", tmp_path).data.stations == list(protocol.basins)
+            config = hydroseq_config(protocol, mode, tmp_path / "data.nc", tmp_path)
+            assert config.data.stations == list(protocol.basins)
     for mode in bench_forecast_training.RECIPES:
-        assert bench_forecast_training.recipe(mode, tmp_path / "data.nc", tmp_path, 8, quick=True).data.leads == [1, 2, 3]
+        config = bench_forecast_training.recipe(mode, tmp_path / "data.nc", tmp_path, 8, quick=True)
+        assert config.data.leads == [1, 2, 3]
     assert bench_forecast.train_config(tmp_path / "data.nc").data.mode == "per_step"
 
 

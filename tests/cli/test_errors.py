@@ -16,8 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from hydroseq.config import IngestConfig, dump_config, load_config, validate_config
-from hydroseq.config import TrainConfig
+from hydroseq.config import IngestConfig, TrainConfig, dump_config, load_config, validate_config
 
 pytestmark = pytest.mark.slow
 

@@ -12,8 +12,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hydroseq.config import ModelConfig
-from hydroseq.dataset import FeatureLayout, Scalers, SequenceDataset, build_features, build_sample_index
-from hydroseq.dataset import load_station_data
+from hydroseq.dataset import (
+    FeatureLayout,
+    Scalers,
+    SequenceDataset,
+    build_features,
+    build_sample_index,
+    load_station_data,
+)
 from hydroseq.model import get_model
 
 LEADS = [1, 3]

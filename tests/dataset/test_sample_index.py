@@ -54,7 +54,7 @@ def _reference_per_step(valid_input, valid_target, in_period, max_len, min_len, 
 
 
 def _as_tuples(index) -> list[tuple[int, int, int]]:
-    return list(zip(index.station.tolist(), index.end.tolist(), index.length.tolist()))
+    return list(zip(index.station.tolist(), index.end.tolist(), index.length.tolist(), strict=True))
 
 
 gappy_record = st.tuples(st.integers(1, 3), st.integers(40, 120), st.floats(0.0, 0.3), st.floats(0.0, 0.5),

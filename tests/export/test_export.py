@@ -131,9 +131,11 @@ def test_loading_and_forecasting_need_no_torch(exported: Path, ingested: Path, t
     script = (
         "import sys\n"
         "from hydroseq.forecast import run_forecast\n"
-        f"run = run_forecast({str(exported)!r}, {str(ingested)!r}, '2014-06-20..2014-06-30', out={str(tmp_path / 'f.nc')!r})\n"
+        f"run = run_forecast({str(exported)!r}, {str(ingested)!r}, '2014-06-20..2014-06-30',"
+        f" out={str(tmp_path / 'f.nc')!r})\n"
         "assert run.stations_forecast > 0, run.result.skipped\n"
-        "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'mlflow') or m.startswith('hydroseq.training'))\n"
+        "loaded = sorted(m for m in sys.modules\n"
+        "                if m.split('.')[0] in ('torch', 'mlflow') or m.startswith('hydroseq.training'))\n"
         "assert not loaded, loaded\n"
     )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)

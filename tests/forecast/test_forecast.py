@@ -43,7 +43,7 @@ def test_forecast_files_and_byte_identical_rerun(exported: Path, ingested: Path,
         assert ds["streamflow"].shape == (31, 1)
         assert ds["forecast_reference_time"].values == np.datetime64(ISSUE_LABEL, "ns")
         assert ds.attrs["skipped_stations"] == "{}"
-        by_station = dict(zip(ds["station"].values, ds["streamflow"].values[:, 0]))
+        by_station = dict(zip(ds["station"].values, ds["streamflow"].values[:, 0], strict=True))
         with xr.open_dataset(ingested) as source:
             assert ds["streamflow"].attrs["units"] == source["streamflow"].attrs["units"]
     for row in rows:
@@ -74,7 +74,7 @@ def test_data_after_the_issue_time_do_not_move_the_forecast(exported, ingested, 
     assert _sha(tmp_path / "future_fc.csv") == _sha(tmp_path / "base.csv")
     past = edited_copy(ingested, tmp_path / "past.nc", perturb_last_step)
     assert run_forecast(exported, past, ISSUE, out=tmp_path / "past_fc.nc").stations_forecast > 0
-    pairs = zip(_rows(tmp_path / "past_fc.csv"), _rows(tmp_path / "base.csv"))
+    pairs = zip(_rows(tmp_path / "past_fc.csv"), _rows(tmp_path / "base.csv"), strict=True)
     # the issue step itself is an input, so the test can tell a moved forecast (except where both
     # forecasts were clipped to zero discharge)
     changed = [a["value"] != b["value"] for a, b in pairs if float(a["value"]) > 0 or float(b["value"]) > 0]

@@ -17,14 +17,13 @@ import torch
 import xarray as xr
 
 from hydroseq.config import TrainConfig
-from hydroseq.dataset import Scalers, SequenceDataset, build_sample_index, load_station_data
+from hydroseq.dataset import Scalers, SequenceDataset, build_features, build_sample_index, load_station_data
 from hydroseq.export import ExportedModel, ExportMetadata
 from hydroseq.export.exporter import DataProvenance, export_trained_model
 from hydroseq.export.network import reference_prediction
 from hydroseq.export.source import read_provenance
 from hydroseq.forecast import run_forecast
 from hydroseq.forecast.data_window import IngestedFile
-from hydroseq.dataset import build_features
 from hydroseq.forecast.features import gather_windows, history_lengths
 from hydroseq.model import get_model
 from hydroseq.training.checkpoint import Checkpoint
@@ -114,7 +113,8 @@ def test_sequence_model_with_lagged_target_parity(trained, short_histories: Path
 
 def test_per_step_forecast_model_parity_with_late_gauges(trained, short_histories: Path, tmp_path: Path,
                                                          edited_copy, grid_index) -> None:
-    """Per-step forecast model: leads 1-3, observed flow with its flag and the skip from it; gauges 1, 7 and 40 steps late."""
+    """Per-step forecast model: leads 1-3, observed flow with its flag and the skip from it;
+    gauges 1, 7 and 40 steps late."""
     end = grid_index(short_histories, ISSUE_LABEL)
 
     def late(dataset) -> None:

@@ -69,7 +69,8 @@ def test_hindcast_netcdf_has_an_issue_time_dimension(tmp_path: Path) -> None:
 
 def test_rewrites_are_byte_identical(tmp_path: Path) -> None:
     result = _result(n_issue=2)
-    first_nc, first_csv = write_forecast_netcdf(result, tmp_path / "f.nc"), write_forecast_csv(result, tmp_path / "f.csv")
+    first_nc = write_forecast_netcdf(result, tmp_path / "f.nc")
+    first_csv = write_forecast_csv(result, tmp_path / "f.csv")
     hashes = _sha(first_nc), _sha(first_csv)
     time.sleep(1.1)  # a creation time stored at one-second resolution would show up now
     write_forecast_netcdf(result, tmp_path / "f.nc")
@@ -84,7 +85,7 @@ def test_failed_write_keeps_the_previous_file(tmp_path: Path) -> None:
     before = _sha(path)
     broken = _result()
     object.__setattr__(broken, "variable", "")  # netCDF4 refuses an empty variable name mid-write
-    with pytest.raises(Exception):
+    with pytest.raises(RuntimeError):
         write_forecast_netcdf(broken, path)
     assert _sha(path) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["f.nc"]  # no temporary file left behind

@@ -17,7 +17,8 @@ from hydroseq.ingest.stations import Station
 STATION = Station(id="0001", name="test", lat=35.3, lon=-80.8, area_km2=100.0, timezone="America/New_York")
 
 
-def grid_values(source: dict, grid: dict, files: list[Path], station: Station = STATION) -> tuple[pd.DatetimeIndex, dict]:
+def grid_values(source: dict, grid: dict, files: list[Path],
+                station: Station = STATION) -> tuple[pd.DatetimeIndex, dict]:
     """Run the per-station ingest of one source; returns the grid labels and the gridded values."""
     source_config = validate_config(source, SourceConfig)
     grid_config = validate_config(grid, GridConfig)
@@ -37,7 +38,7 @@ def write_csv(path: Path, stamps: pd.DatetimeIndex, values: np.ndarray, time_for
 def write_camels_streamflow(path: Path, station_id: str, days: pd.DatetimeIndex, values: np.ndarray) -> Path:
     """A CAMELS-US ``<id>_streamflow_qc.txt`` file (missing values as -999 with flag M)."""
     lines = []
-    for day, value in zip(days, values):
+    for day, value in zip(days, values, strict=True):
         flag, number = ("M", -999.0) if np.isnan(value) else ("A", value)
         lines.append(f"{station_id} {day.year} {day.month:02d} {day.day:02d} {number:10.4f} {flag}")
     path.write_text("\n".join(lines) + "\n")

@@ -48,7 +48,7 @@ def test_five_minute_to_hourly_mean_across_fall_back(tmp_path, build):
     grid = {"frequency": "1h", "timezone": "UTC", "start": "2015-11-01", "end": "2015-11-01"}
     labels, values = build.run(_csv_source(path, "5min", "instantaneous", "America/New_York", "mean", "m3/s"),
                                grid, [path])
-    by_label = dict(zip(labels, values["x"]))
+    by_label = dict(zip(labels, values["x"], strict=True))
     # Hour ending 06:00 UTC = 01:05..01:55 EDT + 01:00 EST; mean of minutes 305..360 = 332.5.
     for hour in (5, 6, 7, 8):
         assert by_label[pd.Timestamp(f"2015-11-01 {hour:02d}:00")] == hour * 60 - 27.5
@@ -64,7 +64,7 @@ def test_five_minute_to_hourly_mean_across_spring_forward(tmp_path, build):
     grid = {"frequency": "1h", "timezone": "UTC", "start": "2015-03-08", "end": "2015-03-08"}
     labels, values = build.run(_csv_source(path, "5min", "instantaneous", "America/New_York", "mean", "m3/s"),
                                grid, [path])
-    by_label = dict(zip(labels, values["x"]))
+    by_label = dict(zip(labels, values["x"], strict=True))
     for hour in (6, 7, 8, 9):  # 07:00 UTC = 02:00 EST = 03:00 EDT: the jump leaves no hole in UTC
         assert by_label[pd.Timestamp(f"2015-03-08 {hour:02d}:00")] == hour * 60 - 27.5
 

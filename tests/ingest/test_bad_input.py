@@ -55,14 +55,16 @@ def _run(folder: Path, config: dict):
 
 
 CASES = [
-    ("text in a numeric column", lambda p: _edit(p, 5, "1981-01-04,abc,-1.0,1.0,2.0"), ["line 5", "'abc' is not a number"]),
+    ("text in a numeric column", lambda p: _edit(p, 5, "1981-01-04,abc,-1.0,1.0,2.0"),
+     ["line 5", "'abc' is not a number"]),
     ("truncated line", lambda p: _edit(p, 7, "1981-01-06,1.2"), ["line 7", "fields"]),
     ("duplicated timestamp", lambda p: _edit(p, 9, "1981-01-07,1,1,1,1"), ["duplicated timestamp", "line 9"]),
     ("unsorted timestamps", lambda p: _edit(p, 9, "1980-12-01,1,1,1,1"), ["unsorted", "line 9"]),
     ("unparsable date", lambda p: _edit(p, 4, "1981-13-45,1,1,1,1"), ["line 4", "cannot be parsed"]),
     ("empty file", lambda p: p.write_text(""), ["empty"]),
     ("header only", lambda p: p.write_text(p.read_text().splitlines()[0] + "\n"), ["no overlap"]),
-    ("missing column", lambda p: p.write_text(p.read_text().replace("streamflow", "flow")), ["streamflow", "not in the file"]),
+    ("missing column", lambda p: p.write_text(p.read_text().replace("streamflow", "flow")),
+     ["streamflow", "not in the file"]),
     ("binary garbage", lambda p: p.write_bytes(bytes(range(256)) * 4), []),
 ]
 
@@ -109,7 +111,8 @@ def test_corrupt_netcdf(tmp_path, data_dir):
     good = (data_dir / "caravan_format_samples" / "test_caravan_file.nc").read_bytes()
     (tmp_path / "corrupt.nc").write_bytes(good[: len(good) // 3])
     config["sources"].append({"path": str(tmp_path / "corrupt.nc"), "format": "caravan_netcdf", "frequency": "1D",
-                              "station_id_prefix": "camels_", "variables": {"t": {"source": "temperature_2m_mean", "units": "degC"}}})
+                              "station_id_prefix": "camels_",
+                              "variables": {"t": {"source": "temperature_2m_mean", "units": "degC"}}})
     with pytest.raises(InputDataError, match=r"truncated: header expects \d+ bytes, file has \d+"):
         _run(tmp_path, config)
 

@@ -40,11 +40,12 @@ def series_cases(draw, frequencies=("5min", "15min", "1h", "3h", "1D", "2D"), zo
     values[np.random.default_rng(seed + 1).random(count) < 0.1] = np.nan
     ends = utc_stamps + step if convention == "interval_start" else utc_stamps
     cutoff = draw(st.one_of(st.sampled_from(list(ends[1:-1])),  # exactly on an observation's end
-                            st.integers(0, 4 * 24 * 60).map(lambda m: pd.Timestamp(start_day) + pd.Timedelta(minutes=m))))
+                            st.integers(0, 4 * 24 * 60).map(
+                                lambda m: pd.Timestamp(start_day) + pd.Timedelta(minutes=m))))
     grid = dict(draw(GRIDS), start=start_day, end=str((pd.Timestamp(start_day) + pd.Timedelta("3D")).date()))
     return {"frequency": frequency, "zone": zone, "convention": convention, "utc": utc_stamps, "ends": ends,
-            "values": values, "cutoff": cutoff, "grid": grid, "aggregation": draw(st.sampled_from(["sum", "mean", "min", "max"])),
-            "seed": seed}
+            "values": values, "cutoff": cutoff, "grid": grid,
+            "aggregation": draw(st.sampled_from(["sum", "mean", "min", "max"])), "seed": seed}
 
 
 def _local(utc: pd.DatetimeIndex, zone: str) -> pd.DatetimeIndex:
@@ -64,7 +65,8 @@ def _perturbed(case: dict) -> np.ndarray:
     return changed
 
 
-def _assert_past_unchanged(labels: pd.DatetimeIndex, before: np.ndarray, after: np.ndarray, cutoff: pd.Timestamp) -> None:
+def _assert_past_unchanged(labels: pd.DatetimeIndex, before: np.ndarray, after: np.ndarray,
+                           cutoff: pd.Timestamp) -> None:
     past = (labels <= cutoff)
     assert before.dtype == np.float32
     np.testing.assert_array_equal(before[past].view(np.int32), after[past].view(np.int32))
@@ -139,7 +141,8 @@ def test_gridded_netcdf_source_is_causal(case, weighted, build):
                   "timestamp": case["convention"], "timezone": "UTC", "min_coverage": 0.5,
                   "extraction": "weights" if weighted else "nearest",
                   "weights_path": str(weights) if weighted else None,
-                  "variables": {"x": {"source": "rain", "units": "1", "convert": False, "aggregation": case["aggregation"]}}}
+                  "variables": {"x": {"source": "rain", "units": "1", "convert": False,
+                                      "aggregation": case["aggregation"]}}}
         runs = []
         for name, values in (("a", case["values"]), ("b", _perturbed(case))):
             field = values[:, None, None] * spread

@@ -87,7 +87,8 @@ def test_implausible_value_fails_or_is_counted(tmp_path, data_dir, column, text,
     set_value(path, 31, column, text)  # 1981-01-30
     outcome = run(config, tmp_path)
     if policy == "fail":
-        assert_clear_error(outcome, path, "line 31", f"variable {column}", "valid_m" if "inf" not in text.lower() else "not finite")
+        reason = "valid_m" if "inf" not in text.lower() else "not finite"
+        assert_clear_error(outcome, path, "line 31", f"variable {column}", reason)
         return
     kind, report = outcome
     assert kind == "report"
@@ -125,8 +126,10 @@ OFFSET_CASES = {
     "fixed zone differs": (["2015-03-07 06:00+00:00", "2015-03-07 07:00+00:00"], "+05:30", ["line 2", "contradicts"]),
     "Etc zone differs": (["2015-03-07 06:00Z", "2015-03-07 07:00Z"], "Etc/GMT+5", ["line 2", "contradicts"]),
     "EST all year in New York": (EST_DAY, "America/New_York", ["line 4", "offset -04:00"]),
-    "station zone differs": (["2015-03-07 06:00+01:00", "2015-03-07 07:00+01:00"], "station", ["line 2", "contradicts"]),
-    "mixed offsets, fixed zone": (["2015-03-07 06:00-05:00", "2015-03-07 08:00-04:00"], "-05:00", ["line 3", "contradicts"]),
+    "station zone differs": (["2015-03-07 06:00+01:00", "2015-03-07 07:00+01:00"], "station",
+                             ["line 2", "contradicts"]),
+    "mixed offsets, fixed zone": (["2015-03-07 06:00-05:00", "2015-03-07 08:00-04:00"], "-05:00",
+                                  ["line 3", "contradicts"]),
     "offset then naive": (["2015-03-07 06:00+00:00", "2015-03-07 07:00"], None, ["line 3", "on every row or on none"]),
     "naive then offset": (["2015-03-07 06:00", "2015-03-07 07:00+00:00"], "UTC", ["line 3", "on every row or on none"]),
     "offset not at the end": (["2015-03-07 06:00-05:00", "2015-03-07T07:00-0400 x"], None, ["line 3"]),
@@ -183,8 +186,8 @@ def _cli(config: dict, folder: Path) -> subprocess.CompletedProcess:
     (folder / "ingest.yaml").write_text(yaml.safe_dump(config))
     script = Path(sys.executable).parent / "hydroseq"
     command = [str(script)] if script.exists() else [sys.executable, "-m", "hydroseq"]
-    return subprocess.run([*command, "ingest", "--config", str(folder / "ingest.yaml"), "--out", str(folder / "out.nc")],
-                          capture_output=True, text=True, timeout=300)
+    arguments = ["ingest", "--config", str(folder / "ingest.yaml"), "--out", str(folder / "out.nc")]
+    return subprocess.run([*command, *arguments], capture_output=True, text=True, timeout=300)
 
 
 def _truncated_classic(folder: Path, data_dir: Path) -> tuple[dict, Path]:

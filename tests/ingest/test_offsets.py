@@ -25,7 +25,7 @@ SETTINGS = settings(max_examples=50, deadline=None, suppress_health_check=[Healt
 def offset_text(utc: pd.DatetimeIndex, offsets: list[str], style: str = "colon") -> list[str]:
     """``utc`` written as wall clock plus offset (``2015-03-07 01:00-05:00``, or ``...-0500`` / ``Z``)."""
     texts = []
-    for stamp, offset in zip(utc, offsets):
+    for stamp, offset in zip(utc, offsets, strict=True):
         sign = 1 if offset[0] == "+" else -1
         wall = stamp + sign * pd.Timedelta(hours=int(offset[1:3]), minutes=int(offset[4:6]))
         suffix = offset.replace(":", "") if style == "compact" else offset
@@ -39,7 +39,8 @@ def write(path: Path, stamps: list[str], values: np.ndarray) -> Path:
     return path
 
 
-def source(frequency: str, convention: str = "instantaneous", zone: str | None = None, aggregation: str = "mean") -> dict:
+def source(frequency: str, convention: str = "instantaneous", zone: str | None = None,
+           aggregation: str = "mean") -> dict:
     return {"path": "unused", "format": "csv", "station": "0001", "time_column": "time", "frequency": frequency,
             "timestamp": convention, "timezone": zone, "min_coverage": 0.5,
             "variables": {"x": {"source": "value", "units": "1", "convert": False, "aggregation": aggregation}}}
@@ -52,21 +53,26 @@ def offset_cases(draw):
     convention = draw(st.sampled_from(["interval_start", "interval_end", "instantaneous"]))
     start_day = draw(st.sampled_from(["2015-03-06", "2015-10-30", "2001-01-01"]))
     count = int(pd.Timedelta("4D") / step) + 2
-    utc = pd.date_range(pd.Timestamp(start_day) + pd.Timedelta(minutes=draw(st.integers(0, 59))), periods=count, freq=step)
+    first = pd.Timestamp(start_day) + pd.Timedelta(minutes=draw(st.integers(0, 59)))
+    utc = pd.date_range(first, periods=count, freq=step)
     mixed = draw(st.booleans())
     seed = draw(st.integers(0, 2**31 - 1))
     rng = np.random.default_rng(seed)
     offsets = list(rng.choice(OFFSETS, count)) if mixed else [draw(st.sampled_from(OFFSETS))] * count
-    zone = None if mixed else draw(st.sampled_from([None, offsets[0], offsets[0]]))  # a fixed zone equal to the offset agrees
+    # a fixed zone equal to the offset agrees
+    zone = None if mixed else draw(st.sampled_from([None, offsets[0], offsets[0]]))
     values = rng.gamma(0.5, 2.0, count).round(3)
     values[rng.random(count) < 0.1] = np.nan
     ends = utc + step if convention == "interval_start" else utc
     cutoff = draw(st.one_of(st.sampled_from(list(ends[1:-1])),
-                            st.integers(0, 4 * 24 * 60).map(lambda m: pd.Timestamp(start_day) + pd.Timedelta(minutes=m))))
-    grid = {"frequency": draw(st.sampled_from(["1h", "3h", "1D"])), "timezone": draw(st.sampled_from(["UTC", "+05:30"])),
+                            st.integers(0, 4 * 24 * 60).map(
+                                lambda m: pd.Timestamp(start_day) + pd.Timedelta(minutes=m))))
+    grid = {"frequency": draw(st.sampled_from(["1h", "3h", "1D"])),
+            "timezone": draw(st.sampled_from(["UTC", "+05:30"])),
             "start": start_day, "end": str((pd.Timestamp(start_day) + pd.Timedelta("3D")).date())}
-    return {"frequency": frequency, "convention": convention, "zone": zone, "utc": utc, "ends": ends, "offsets": offsets,
-            "style": draw(st.sampled_from(["colon", "compact", "zulu"])), "values": values, "cutoff": cutoff,
+    return {"frequency": frequency, "convention": convention, "zone": zone, "utc": utc, "ends": ends,
+            "offsets": offsets, "style": draw(st.sampled_from(["colon", "compact", "zulu"])), "values": values,
+            "cutoff": cutoff,
             "grid": grid, "aggregation": draw(st.sampled_from(["sum", "mean", "min", "max"])), "seed": seed}
 
 
@@ -96,14 +102,16 @@ def test_offset_stamps_land_on_the_label_of_their_utc_instant(case, build):
     as_utc = [stamp.strftime("%Y-%m-%d %H:%M") + "+00:00" for stamp in case["utc"]]
     with tempfile.TemporaryDirectory() as folder:
         _, written = build.run(config, case["grid"], [write(Path(folder) / "a.csv", stamps, case["values"])])
-        _, in_utc = build.run(dict(config, timezone="UTC"), case["grid"], [write(Path(folder) / "b.csv", as_utc, case["values"])])
+        _, in_utc = build.run(dict(config, timezone="UTC"), case["grid"],
+                              [write(Path(folder) / "b.csv", as_utc, case["values"])])
     np.testing.assert_array_equal(written["x"].view(np.int32), in_utc["x"].view(np.int32))
 
 
 def test_the_probe_case_lands_at_0600z_not_0100z(build, tmp_path):
     path = write(tmp_path / "q.csv", ["2015-03-07 05:00+00:00", "2015-03-07 06:00+00:00", "2015-03-07 07:00+00:00"],
                  np.array([1.0, 2.0, 3.0]))
-    labels, values = build.run(source("1h", zone="UTC"), {"frequency": "1h", "start": "2015-03-07", "end": "2015-03-07"}, [path])
+    grid = {"frequency": "1h", "start": "2015-03-07", "end": "2015-03-07"}
+    labels, values = build.run(source("1h", zone="UTC"), grid, [path])
     assert values["x"][labels.get_loc(pd.Timestamp("2015-03-07 06:00"))] == 2.0
     assert np.isnan(values["x"][labels.get_loc(pd.Timestamp("2015-03-07 01:00"))])
 
@@ -125,14 +133,16 @@ def test_est_all_year_contradicts_new_york_in_summer(build, tmp_path):
     path = write(tmp_path / "q.csv", offset_text(utc, ["-05:00"] * 6), np.arange(6.0))
     with pytest.raises(InputDataError, match=r"line 4, 2015-03-08 02:00:00-05:00\).*offset -05:00 contradicts.*"
                                              r"America/New_York \(offset -04:00"):
-        build.run(source("1h", zone="America/New_York"), {"frequency": "1h", "start": "2015-03-08", "end": "2015-03-08"}, [path])
+        build.run(source("1h", zone="America/New_York"),
+                  {"frequency": "1h", "start": "2015-03-08", "end": "2015-03-08"}, [path])
 
 
 def test_est_edt_offsets_equal_the_same_wall_clock_read_in_new_york(build, tmp_path):
     """EST/EDT written as -05:00/-04:00 (mixed in one column, through both DST changes, the repeated
     fall-back hour told apart by its offset) gives the grid of the naive wall clock read with the
     zone, with the zone set (it agrees) or unset."""
-    utc = pd.concat([pd.Series(pd.date_range(day, periods=24 * 12, freq="5min")) for day in ("2015-03-08", "2015-11-01")])
+    utc = pd.concat([pd.Series(pd.date_range(day, periods=24 * 12, freq="5min"))
+                     for day in ("2015-03-08", "2015-11-01")])
     utc = pd.DatetimeIndex(utc)
     local = utc.tz_localize("UTC").tz_convert("America/New_York")
     offsets = [stamp.strftime("%z")[:3] + ":" + stamp.strftime("%z")[3:] for stamp in local]

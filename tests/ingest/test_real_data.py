@@ -135,14 +135,16 @@ def test_caravan_netcdf_layouts_match_the_caravan_csv(data_dir):
     np.testing.assert_allclose(values["p"], csv["total_precipitation_sum"], atol=5e-3)
     np.testing.assert_allclose(values["pet"], csv["potential_evaporation_sum"], atol=5e-3)
     single = dict(multi, station="01022500", variables={"q": {"source": "streamflow", "units": "mm/d"}})
-    values = _one(single, grid, _station("01022500"), [data_dir / "caravan_format_samples" / "camels_01022500_minimal.nc"])
+    values = _one(single, grid, _station("01022500"),
+                  [data_dir / "caravan_format_samples" / "camels_01022500_minimal.nc"])
     np.testing.assert_allclose(values["q"], csv["streamflow"], atol=5e-3)
 
 
 def test_nextgen_netcdf_with_per_station_time_equals_its_csv_twin(data_dir):
     """cats-*.nc stores Time(catchment-id, time) in ns and ids in a variable; cat-67 also ships as CSV."""
     folder = data_dir / "subdaily_charlotte_nc"
-    grid = {"frequency": "1D", "timezone": "Etc/GMT+5", "day_boundary": "09:00", "start": "2015-12-01", "end": "2015-12-29"}
+    grid = {"frequency": "1D", "timezone": "Etc/GMT+5", "day_boundary": "09:00",
+            "start": "2015-12-01", "end": "2015-12-29"}
     common = {"path": "x", "frequency": "1h", "timestamp": "interval_end", "timezone": "UTC",
               "variables": {"p": {"source": "APCP_surface", "units": "mm", "aggregation": "sum"},
                             "t": {"source": "TMP_2maboveground", "units": "K", "aggregation": "mean"}}}

@@ -67,7 +67,8 @@ def test_ebnit_hourly_config_ingests_the_bundled_files_row_by_row(repo_root: Pat
         times = pd.DatetimeIndex(ds["time"].values)
         q = ds["streamflow"].sel(station="host").values
         p = ds["total_precipitation_sum"].sel(station="host").values
-        assert GridSpec.from_attrs(ds.attrs).timezone == "Etc/GMT-1" and ds["total_precipitation_sum"].attrs["units"] == "mm"
+        assert GridSpec.from_attrs(ds.attrs).timezone == "Etc/GMT-1"
+        assert ds["total_precipitation_sum"].attrs["units"] == "mm"
     # row 0 is the hour starting 1996-01-01 00:00 CET: known at 01:00 CET = 00:00 UTC
     assert times[0] == pd.Timestamp("1996-01-01T00:00") and len(times) == 3652 * 24
     assert times[-1] == pd.Timestamp("2005-12-30T23:00")  # the last complete local day, 2005-12-30 CET
@@ -87,7 +88,8 @@ def test_perturbing_rows_known_after_t_leaves_the_grid_up_to_t(frequency, conven
     values = np.random.default_rng(seed).gamma(0.5, 2.0, count).round(3)
     local_start = pd.Timestamp("2001-01-01T00:00")
     offset = pd.Timedelta(0) if zone == "UTC" else (1 if zone[0] == "+" else -1) * pd.Timedelta(hours=int(zone[1:3]))
-    known = local_start - offset + step * np.arange(count) + (step if convention == "interval_start" else pd.Timedelta(0))
+    known = (local_start - offset + step * np.arange(count)
+             + (step if convention == "interval_start" else pd.Timedelta(0)))
     cutoff = local_start - offset + pd.Timedelta(minutes=cut_minutes)
     perturbed = np.where(np.asarray(known > cutoff), values * 7.0 + 1.0, values)
     grid = {"frequency": grid_frequency, "timezone": "UTC", "start": "2001-01-01", "end": "2001-01-03"}

@@ -59,7 +59,7 @@ def test_packed_and_padded_agree_on_predictions_and_gradients(forcing_batch, mod
         grads = [p.grad.clone() for p in model.parameters()]
         results[path] = (valid.detach(), grads)
     torch.testing.assert_close(results["packed"][0], results["padded"][0], atol=TOL, rtol=TOL)
-    for grad_packed, grad_padded in zip(results["packed"][1], results["padded"][1]):
+    for grad_packed, grad_padded in zip(results["packed"][1], results["padded"][1], strict=True):
         torch.testing.assert_close(grad_packed, grad_padded, atol=TOL, rtol=TOL)
 
 

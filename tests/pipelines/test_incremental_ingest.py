@@ -90,4 +90,5 @@ def test_other_stations_or_no_file_are_refused(first_half: Path, tmp_path: Path)
         ingest(_config(dt.date(2014, 6, 30), dt.date(2014, 7, 2), stations=["01022500"]), daily, append=True,
                show_progress=False)
     with pytest.raises(InputDataError, match="needs an existing dataset"):
-        ingest(_config(dt.date(2014, 6, 30), dt.date(2014, 7, 2)), tmp_path / "none.nc", append=True, show_progress=False)
+        ingest(_config(dt.date(2014, 6, 30), dt.date(2014, 7, 2)), tmp_path / "none.nc", append=True,
+               show_progress=False)

@@ -112,7 +112,7 @@ def test_two_ranks_with_batch_b_follow_one_rank_with_batch_2b(runs) -> None:
     two_losses = _global_step_loss(rank0, rank1)
     np.testing.assert_allclose(two_losses[0], one["losses"][0], rtol=1e-5)  # same start, same batch
     np.testing.assert_allclose(two_losses, one["losses"], rtol=STEP_LOSS_RTOL)
-    for two_epoch, one_epoch in zip(rank0["history"], one["history"]):
+    for two_epoch, one_epoch in zip(rank0["history"], one["history"], strict=True):
         assert two_epoch["val_loss"] == pytest.approx(one_epoch["val_loss"], rel=VAL_LOSS_RTOL)
 
 
@@ -129,7 +129,8 @@ def test_resumed_distributed_run_ends_with_the_uninterrupted_weights(runs, monke
     config_path = resumed_dir / "resume.yaml"
     config_path.write_text(dump_config(config))
     tracking_uri = f"sqlite:///{resumed_dir / 'mlruns.db'}"
-    assert main(["train", "--config", str(config_path), "--nproc", "2", "--resume", "--tracking-uri", tracking_uri]) == 0
+    arguments = ["train", "--config", str(config_path), "--nproc", "2", "--resume", "--tracking-uri", tracking_uri]
+    assert main(arguments) == 0
     resumed = Checkpoint.load(resumed_dir / "out" / "last.pt")
     uninterrupted = Checkpoint.load(straight.training.output_dir / "last.pt")
     assert resumed.epoch == EPOCHS and resumed.run_id == runs["two"][0]["run_id"]

@@ -47,7 +47,8 @@ def test_hiding_rates_and_stretch_lengths() -> None:
     assert not none.any()
     every = hidden_steps(50, 100, ObservedTargetHiding(step_rate=0, stretch_rate=0, chunk_rate=1), torch.device("cpu"))
     assert every.all()
-    steps = hidden_steps(2000, 100, ObservedTargetHiding(step_rate=0.2, stretch_rate=0, chunk_rate=0), torch.device("cpu"))
+    steps = hidden_steps(2000, 100, ObservedTargetHiding(step_rate=0.2, stretch_rate=0, chunk_rate=0),
+                         torch.device("cpu"))
     assert abs(steps.float().mean().item() - 0.2) < 0.01
     stretches = hidden_steps(2000, 100, ObservedTargetHiding(step_rate=0, stretch_rate=1, stretch_max_steps=10,
                                                              chunk_rate=0), torch.device("cpu"))

@@ -25,7 +25,8 @@ def _forecast_ensemble_config(tmp: Path, small_nc: Path, make_config, members: i
     return config.model_copy(update={"data": data})
 
 
-def test_an_ensemble_is_a_parent_run_whose_model_is_the_member_mean(tmp_path: Path, small_nc: Path, make_config) -> None:
+def test_an_ensemble_is_a_parent_run_whose_model_is_the_member_mean(tmp_path: Path, small_nc: Path,
+                                                                    make_config) -> None:
     config = _forecast_ensemble_config(tmp_path, small_nc, make_config, members=2)
     result = train(config)
     client = MlflowClient(config.tracking.tracking_uri)

@@ -32,7 +32,7 @@ def test_anchor_windows_cover_every_sample_within_stride() -> None:
     index = SampleIndex(station=station, end=end, length=np.minimum(end, 6), mode="sequence", leads=(0,),
                         split="test", key="k")
     anchors = anchor_windows(index, 4)
-    assert list(zip(anchors.station.tolist(), anchors.end.tolist())) == [(0, 6), (0, 10), (0, 21), (1, 4)]
+    assert list(zip(anchors.station.tolist(), anchors.end.tolist(), strict=True)) == [(0, 6), (0, 10), (0, 21), (1, 4)]
 
 
 def test_stride_one_equals_each_target_from_its_own_window(setup) -> None:

@@ -32,7 +32,8 @@ def straight_run(tmp_path_factory: pytest.TempPathFactory, small_nc: Path, make_
     return config, train(config)
 
 
-def test_resume_after_epoch_one_gives_the_same_weights(tmp_path: Path, small_nc: Path, straight_run, make_config) -> None:
+def test_resume_after_epoch_one_gives_the_same_weights(tmp_path: Path, small_nc: Path, straight_run,
+                                                       make_config) -> None:
     _, straight = straight_run
     killed = make_config(tmp_path, small_nc, epochs=1)  # as if killed right after epoch 1's checkpoint
     first = train(killed)
@@ -45,7 +46,8 @@ def test_resume_after_epoch_one_gives_the_same_weights(tmp_path: Path, small_nc:
     assert [row["train_loss"] for row in resumed.history] == straight_losses
 
 
-def test_future_periods_do_not_move_the_trained_weights(tmp_path: Path, small_nc: Path, straight_run, make_config) -> None:
+def test_future_periods_do_not_move_the_trained_weights(tmp_path: Path, small_nc: Path, straight_run,
+                                                        make_config) -> None:
     """Perturb validation and test periods (inputs and target): training must not see the change."""
     _, straight = straight_run
     changed = tmp_path / "changed.nc"
