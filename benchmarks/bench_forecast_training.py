@@ -98,7 +98,8 @@ class Trainee:
         cfg = self.config.training
         torch.manual_seed(cfg.seed)
         self.model = get_model(self.config.model, len(self.data.feature_names), self.data.n_outputs,
-                               self.config.data.mode, lstm_path=resolve_lstm_path(cfg, self.device)).to(self.device)
+                               self.config.data.mode, lstm_path=resolve_lstm_path(cfg, self.device),
+                               data=self.config.data).to(self.device)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=cfg.learning_rate)
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, lr_factor(cfg))
         self.loader = make_loader(self.data.train_set, self.config.batching, shuffle=True, seed=cfg.seed)
