@@ -12,11 +12,12 @@ a command only loads what it needs (``forecast`` never imports the training code
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import signal
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from hydroseq import __version__
@@ -26,40 +27,13 @@ from hydroseq.errors import HydroseqError
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 
 
-def _cmd_ingest(args: argparse.Namespace) -> int:
-    from hydroseq.cli.ingest import ingest_command
-
-    return ingest_command(args)
-
-
-def _cmd_stats(args: argparse.Namespace) -> int:
-    from hydroseq.cli.stats import stats_command
-
-    return stats_command(args)
-
-
-def _cmd_train(args: argparse.Namespace) -> int:
-    from hydroseq.cli.training import train_command
-
-    return train_command(args)
-
-
-def _cmd_evaluate(args: argparse.Namespace) -> int:
-    from hydroseq.cli.training import evaluate_command
-
-    return evaluate_command(args)
-
-
-def _cmd_export(args: argparse.Namespace) -> int:
-    from hydroseq.cli.export import export_command
-
-    return export_command(args)
-
-
-def _cmd_forecast(args: argparse.Namespace) -> int:
-    from hydroseq.cli.forecast import forecast_command
-
-    return forecast_command(args)
+def _command(module: str, function: str) -> Callable[[argparse.Namespace], int]:
+    """A handler that imports ``hydroseq.cli.<module>`` only when its command runs (torch and MLflow
+    are slow to import, and ``--help`` needs neither)."""
+    def handler(args: argparse.Namespace) -> int:
+        run: Callable[[argparse.Namespace], int] = getattr(importlib.import_module(f"hydroseq.cli.{module}"), function)
+        return run(args)
+    return handler
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -76,13 +50,13 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("--workers", type=int, default=None, help="start a local dask cluster with N workers")
     ingest.add_argument("--scheduler", default=None, help="address of an existing dask scheduler")
     ingest.add_argument("--append", action="store_true", help="append newer steps to an existing output")
-    ingest.set_defaults(handler=_cmd_ingest)
+    ingest.set_defaults(handler=_command("ingest", "ingest_command"))
 
     stats = commands.add_parser("stats", help="sequence-length distribution and padding per batching strategy")
     stats.add_argument("--config", required=True, type=Path, help="train config (YAML)")
     stats.add_argument("--data", type=Path, default=None, help="ingested NetCDF (overrides the config)")
     stats.add_argument("--out", type=Path, default=Path("runs/stats"), help="folder for the histogram PNG")
-    stats.set_defaults(handler=_cmd_stats)
+    stats.set_defaults(handler=_command("stats", "stats_command"))
 
     train = commands.add_parser("train", help="train a packed LSTM, tracked in MLflow")
     train.add_argument("--config", required=True, type=Path, help="train config (YAML)")
@@ -90,28 +64,28 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--resume", action="store_true", help="continue from the last checkpoint")
     train.add_argument("--nproc", type=int, default=None, help="train with N local DDP processes")
     train.add_argument("--tracking-uri", default=None, help="MLflow tracking URI (default sqlite:///mlruns.db)")
-    train.set_defaults(handler=_cmd_train)
+    train.set_defaults(handler=_command("training", "train_command"))
 
     evaluate = commands.add_parser("evaluate", help="score a trained run against baselines")
     evaluate.add_argument("--run", required=True, help="MLflow run id")
     evaluate.add_argument("--period", default="test", choices=["train", "validation", "test"])
     evaluate.add_argument("--data", type=Path, default=None, help="ingested NetCDF (default: the run's)")
     evaluate.add_argument("--tracking-uri", default=None)
-    evaluate.set_defaults(handler=_cmd_evaluate)
+    evaluate.set_defaults(handler=_command("training", "evaluate_command"))
 
     export = commands.add_parser("export", help="write a self-contained fixed-length model directory")
     export.add_argument("--run", required=True, help="MLflow run id or checkpoint file")
     export.add_argument("--seq-len", required=True, type=int, help="fixed input length N")
     export.add_argument("--out", required=True, type=Path, help="output model directory")
     export.add_argument("--tracking-uri", default=None)
-    export.set_defaults(handler=_cmd_export)
+    export.set_defaults(handler=_command("export", "export_command"))
 
     forecast = commands.add_parser("forecast", help="forecast every station from an exported model")
     forecast.add_argument("--model", required=True, type=Path, help="exported model directory")
     forecast.add_argument("--data", required=True, type=Path, help="ingested NetCDF")
     forecast.add_argument("--issue-time", required=True, help="issue time T, or a range START..END (hindcast)")
     forecast.add_argument("--out", type=Path, default=None, help="output NetCDF (CSV written beside it)")
-    forecast.set_defaults(handler=_cmd_forecast)
+    forecast.set_defaults(handler=_command("forecast", "forecast_command"))
     return parser
 
 
