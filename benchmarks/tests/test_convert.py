@@ -59,25 +59,16 @@ def _write(path: Path, lines: list[str]) -> Path:
 HEADER = "date,total_precipitation_sum,temperature_2m_mean,potential_evaporation_sum,streamflow"
 
 
-def test_bad_date_names_the_line(tmp_path: Path) -> None:
-    csv = _write(tmp_path / "x.csv", [HEADER, "1981-01-01,1,2,3,4", "1981-13-02,1,2,3,4"])
-    with pytest.raises(InputDataError, match="'1981-13-02' is not YYYY-MM-DD") as error:
+@pytest.mark.parametrize(("rows", "message", "line"), [
+    (["1981-01-01,1,2,3,4", "1981-13-02,1,2,3,4"], "'1981-13-02' is not YYYY-MM-DD", "line 3"),
+    (["1981-01-01,1,2,3,4", "1981-01-02,1,2,3,4", "1981-01-04,1,2,3,4"], "does not follow", "line 4"),
+    (["1981-01-01,1,2,3,4", "1981-01-02,1,two,3,4"], "temperature_2m_mean value 'two'", "line 3"),
+], ids=["bad date", "gap in the dates", "bad number"])
+def test_bad_row_names_its_line(tmp_path: Path, rows: list[str], message: str, line: str) -> None:
+    csv = _write(tmp_path / "x.csv", [HEADER, *rows])
+    with pytest.raises(InputDataError, match=message) as error:
         read_caravan_csv(csv, [*DYNAMIC_INPUTS, "streamflow"])
-    assert error.value.where == "line 3"
-
-
-def test_gap_in_the_dates_names_the_line(tmp_path: Path) -> None:
-    csv = _write(tmp_path / "x.csv", [HEADER, "1981-01-01,1,2,3,4", "1981-01-02,1,2,3,4", "1981-01-04,1,2,3,4"])
-    with pytest.raises(InputDataError, match="does not follow") as error:
-        read_caravan_csv(csv, [*DYNAMIC_INPUTS, "streamflow"])
-    assert error.value.where == "line 4"
-
-
-def test_bad_number_names_column_and_line(tmp_path: Path) -> None:
-    csv = _write(tmp_path / "x.csv", [HEADER, "1981-01-01,1,2,3,4", "1981-01-02,1,two,3,4"])
-    with pytest.raises(InputDataError, match="temperature_2m_mean value 'two'") as error:
-        read_caravan_csv(csv, [*DYNAMIC_INPUTS, "streamflow"])
-    assert error.value.where == "line 3"
+    assert error.value.where == line
 
 
 def test_missing_column_is_reported(tmp_path: Path) -> None:
