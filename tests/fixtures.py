@@ -114,3 +114,38 @@ def small_caravan_config(cache_dir: Path | None = None, **overrides: object) -> 
               "min_len": 30, "cache_dir": cache_dir or Path(".hydroseq_cache")}
     fields.update(overrides)
     return DataConfig.model_validate(fields)
+
+
+def add_forecast_variable(source: Path, path: Path, name: str, observed: str, horizon: int, *,
+                          latency_hours: float = 6.0, relative_noise: float = 0.0, seed: int = 0,
+                          missing_issues: Sequence[int] = ()) -> Path:
+    """Copy the ingested file ``source`` to ``path`` with a forecast variable ``name`` added.
+
+    ``name`` has the layout an ingest forecast source writes (``docs/dataset-format.md``):
+    ``(station, time, lead)`` with lead l at issue t = the observed ``observed`` at t + l (NaN past
+    the end) times a lognormal factor of spread ``relative_noise``, and ``<name>_reference_time``
+    = the issue label minus ``latency_hours`` (the product published just in time). At the issue
+    steps ``missing_issues`` no product is valid: values NaN, reference time NaT. Generated from
+    observations: not a real forecast.
+    """
+    with xr.open_dataset(source) as opened:
+        dataset = opened.load()
+    series = dataset[observed].transpose("station", "time").values.astype(np.float32)
+    n_times = series.shape[1]
+    values = np.full((*series.shape, horizon), np.nan, np.float32)
+    for lead in range(1, horizon + 1):
+        values[:, : n_times - lead, lead - 1] = series[:, lead:]
+    if relative_noise:
+        values *= np.exp(np.random.default_rng(seed).normal(0.0, relative_noise, values.shape)).astype(np.float32)
+    reference = dataset["time"].values - np.timedelta64(int(latency_hours * 3600), "s")
+    reference = np.broadcast_to(reference, series.shape).astype("datetime64[ns]").copy()
+    values[:, list(missing_issues)] = np.nan
+    reference[:, list(missing_issues)] = np.datetime64("NaT")
+    dataset[name] = (("station", "time", "lead"), values,
+                     {"units": dataset[observed].attrs.get("units", ""), "hydroseq_role": "forecast",
+                      "forecast_source": "generated from observations by the tests"})
+    dataset = dataset.assign_coords(lead=("lead", np.arange(1, horizon + 1, dtype=np.int32)))
+    dataset[f"{name}_reference_time"] = (("station", "time"), reference)
+    dataset.to_netcdf(path, engine="netcdf4", encoding={"time": {"units": "hours since 1970-01-01"},
+                                                        f"{name}_reference_time": {"units": "hours since 1970-01-01"}})
+    return path

@@ -85,6 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
     forecast.add_argument("--data", required=True, type=Path, help="ingested NetCDF")
     forecast.add_argument("--issue-time", required=True, help="issue time T, or a range START..END (hindcast)")
     forecast.add_argument("--out", type=Path, default=None, help="output NetCDF (CSV written beside it)")
+    forecast.add_argument("--missing-forecast-input", choices=("fallback", "fail"), default="fallback",
+                          help="models with weather-forecast inputs, a station with no product valid at the issue "
+                               "time: forecast it without one (default) or fail the run")
     forecast.set_defaults(handler=_command("forecast", "forecast_command"))
     return parser
 

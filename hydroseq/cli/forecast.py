@@ -18,7 +18,8 @@ EXIT_NOTHING_FORECAST = 1  # no station could be forecast: nothing written, the 
 
 def forecast_command(args: argparse.Namespace) -> int:
     """Forecast (or hindcast) every station; 0 when something was written, 1 when no station could be forecast."""
-    run = run_forecast(args.model, data_path=args.data, issue_time=args.issue_time, out=args.out)
+    run = run_forecast(args.model, data_path=args.data, issue_time=args.issue_time, out=args.out,
+                       missing_forecast_input=args.missing_forecast_input)
     console = Console()
     print_summary(run.result, run.stations_forecast, run.published.forecast_files if run.published else [], console)
     if run.published is None:
@@ -46,6 +47,15 @@ def print_summary(result: ForecastResult, n_forecast: int, outputs: list[Path], 
         for station, reason in result.skipped.items():
             skipped.add_row(station, reason)
         console.print(skipped)
+    if result.fallback:
+        fallback = Table(title=f"{len(result.fallback)} stations forecast without a weather forecast")
+        fallback.add_column("station")
+        fallback.add_column("why")
+        for station, reason in result.fallback.items():
+            fallback.add_row(station, reason)
+        console.print(fallback)
+    if "forecast_inputs_source" in result.attributes:
+        console.print(f"[bold]forecast inputs[/bold]: {result.attributes['forecast_inputs_source']}")
 
 
 def print_scores(scores: HindcastScores, paths: list[Path], console: Console) -> None:

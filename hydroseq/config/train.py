@@ -58,6 +58,48 @@ class ObservedTargetHiding(StrictModel):
     chunk_rate: float = Field(0.1, ge=0.0, le=1.0, description="share of chunks hidden throughout")
 
 
+class ForecastInput(StrictModel):
+    """One variable the model reads for the lead window (a weather forecast), and where it comes from.
+
+    ``ingested``: the archive of issued forecasts in the dataset, a ``(station, time, lead)``
+    variable written by a forecast source of ``hydroseq ingest`` (the value at issue t comes from
+    the newest product published by t). ``perfect``: the grid's *observed* values over the lead
+    window, an upper bound on what any real forecast can give, recorded as such in MLflow, the
+    model metadata and every forecast file; ``noise_std`` then adds Gaussian noise (in units of
+    the variable's training standard deviation, one value per lead) so the model does not trust
+    them blindly.
+    """
+
+    variable: str = Field(description="ingested: the forecast variable; perfect: the observed variable")
+    source: Literal["ingested", "perfect"]
+    noise_std: list[float] | None = Field(None, description="perfect only: noise std per lead 1..horizon")
+    noise_seed: int = 0
+
+    @model_validator(mode="after")
+    def _noise(self) -> ForecastInput:
+        if self.noise_std is not None and self.source != "perfect":
+            raise ValueError(f"{self.variable}: noise_std applies to source 'perfect' only")
+        if self.noise_std is not None and any(not (value >= 0) for value in self.noise_std):
+            raise ValueError(f"{self.variable}: noise_std must be >= 0, got {self.noise_std}")
+        return self
+
+    @property
+    def feature_name(self) -> str:
+        """Prefix of this input's feature names (``<variable>_forecast``)."""
+        return f"{self.variable}_forecast"
+
+
+class ForecastInputHiding(StrictModel):
+    """Training only: hide the forecast inputs at some issue times, so the model also forecasts without them.
+
+    A hidden issue reads as "no product" (values and flags 0), as when no forecast is valid at the
+    issue time and the forecast falls back to the model's no-forecast input.
+    """
+
+    step_rate: float = Field(0.05, ge=0.0, le=1.0, description="share of single issue steps hidden")
+    chunk_rate: float = Field(0.05, ge=0.0, le=1.0, description="share of chunks hidden throughout")
+
+
 class DataConfig(StrictModel):
     """Which variables feed the model and how samples are cut from each station's record.
 
@@ -83,6 +125,10 @@ class DataConfig(StrictModel):
     lagged_target: bool = Field(False, description="observed target up to t as an input")
     target_hiding: ObservedTargetHiding | None = Field(
         None, description="per-step with lagged_target: hide observed-target inputs during training")
+    forecast_inputs: list[ForecastInput] = Field(
+        default_factory=list, description="per-step forecast models: weather-forecast inputs for the lead "
+                                          "window (docs/forecast-inputs.md)")
+    forecast_hiding: ForecastInputHiding | None = Field(None, description="hide forecast inputs during training")
     per_station_target_scaling: bool = False
     cache_dir: Path = Path(".hydroseq_cache")
 
@@ -106,6 +152,28 @@ class DataConfig(StrictModel):
         if self.target_hiding is not None and not (self.lagged_target and self.mode == "per_step"):
             raise ValueError("target_hiding applies to per-step mode with lagged_target only")
         return self
+
+    @model_validator(mode="after")
+    def _forecast_inputs(self) -> DataConfig:
+        if not self.forecast_inputs:
+            if self.forecast_hiding is not None:
+                raise ValueError("forecast_hiding needs forecast_inputs")
+            return self
+        if self.mode != "per_step" or min(self.lead_steps) < 1:
+            raise ValueError("forecast_inputs need per-step mode and leads >= 1")
+        names = [item.variable for item in self.forecast_inputs]
+        if len(set(names)) != len(names):
+            raise ValueError(f"forecast_inputs name a variable twice: {names}")
+        for item in self.forecast_inputs:
+            if item.noise_std is not None and len(item.noise_std) != self.forecast_horizon:
+                raise ValueError(f"{item.variable}: noise_std needs one value per lead 1..{self.forecast_horizon}, "
+                                 f"got {len(item.noise_std)}")
+        return self
+
+    @property
+    def forecast_horizon(self) -> int:
+        """Lead steps of the forecast inputs: 1..max(leads) (0 without forecast inputs)."""
+        return max(self.lead_steps) if self.forecast_inputs else 0
 
     @property
     def lead_steps(self) -> list[int]:

@@ -38,6 +38,9 @@ class Scalers:
     target_mean: float
     target_std: float
     station_target: dict[str, tuple[float, float]] = field(default_factory=dict)
+    forecast_names: list[str] = field(default_factory=list)
+    forecast_mean: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    forecast_std: np.ndarray = field(default_factory=lambda: np.ones(0))
 
     @classmethod
     def fit(cls, station_data: StationData, data_config: DataConfig) -> Scalers:
@@ -63,7 +66,16 @@ class Scalers:
         )
         if data_config.per_station_target_scaling:
             scalers.station_target = _per_station(target, station_data.station_ids, scalers, station_data.path)
+        if station_data.forecast_names:
+            scalers.forecast_names = list(station_data.forecast_names)
+            scalers.forecast_mean, scalers.forecast_std = _mean_std(
+                _train_forecast_values(station_data, in_train), station_data.forecast_names, station_data.path)
         return scalers
+
+    def transform_forecast(self, forecast: np.ndarray) -> np.ndarray:
+        """Scale forecast inputs ``[..., input, lead]`` whose input axis follows ``forecast_names``."""
+        mean, std = self.forecast_mean[:, None], self.forecast_std[:, None]
+        return ((forecast - mean) / std).astype(np.float32)
 
     def transform_inputs(self, dynamic: np.ndarray) -> np.ndarray:
         """Scale dynamic inputs whose last axis follows ``dynamic_names`` (NaN stays NaN)."""
@@ -105,6 +117,9 @@ class Scalers:
                        zip(self.static_names, self.static_mean, self.static_std, strict=True)},
             "target": {"name": self.target_name, "mean": self.target_mean, "std": self.target_std,
                        "per_station": {k: [float(m), float(s)] for k, (m, s) in self.station_target.items()}},
+            **({"forecast": {name: [float(m), float(s)] for name, m, s in
+                             zip(self.forecast_names, self.forecast_mean, self.forecast_std, strict=True)}}
+               if self.forecast_names else {}),
         }
 
     def to_json(self, path: str | Path) -> None:
@@ -119,7 +134,10 @@ class Scalers:
         dynamic = np.array(list(data["dynamic"].values()), dtype=np.float64).reshape(-1, 2)
         static = np.array(list(data["static"].values()), dtype=np.float64).reshape(-1, 2)
         target = data["target"]
+        forecast = data.get("forecast", {})
+        forecast_moments = np.array(list(forecast.values()), dtype=np.float64).reshape(-1, 2)
         moments = {**{f"dynamic {k}": v for k, v in data["dynamic"].items()},
+                   **{f"forecast {k}": v for k, v in forecast.items()},
                    **{f"static {k}": v for k, v in data["static"].items()},
                    f"target {target['name']}": [target["mean"], target["std"]],
                    **{f"target of station {k}": v for k, v in target["per_station"].items()}}
@@ -131,6 +149,7 @@ class Scalers:
             static_names=list(data["static"]), static_mean=static[:, 0], static_std=static[:, 1],
             target_name=str(target["name"]), target_mean=float(target["mean"]), target_std=float(target["std"]),
             station_target={k: (float(m), float(s)) for k, (m, s) in target["per_station"].items()},
+            forecast_names=list(forecast), forecast_mean=forecast_moments[:, 0], forecast_std=forecast_moments[:, 1],
         )
 
     @classmethod
@@ -148,6 +167,16 @@ class Scalers:
             raise InputDataError(path, f"cannot read scalers ({error.strerror})") from None
         except (ValueError, KeyError, TypeError, AttributeError) as error:
             raise InputDataError(path, f"not a hydroseq scalers file ({error!r})") from None
+
+
+def _train_forecast_values(station_data: StationData, in_train: np.ndarray) -> np.ndarray:
+    """``[n, input]``: forecast values issued in the training period whose lead interval ends inside it."""
+    last = int(np.flatnonzero(in_train)[-1]) if in_train.any() else -1
+    horizon = station_data.forecast.shape[-1]
+    ends = np.arange(station_data.n_times)[:, None] + np.arange(1, horizon + 1)[None, :]
+    usable = in_train[:, None] & (ends <= last)
+    values = np.where(usable[None, :, None, :], station_data.forecast, np.nan)
+    return values.transpose(0, 1, 3, 2).reshape(-1, len(station_data.forecast_names))
 
 
 def _mean_std(values: np.ndarray, names: list[str] | tuple[str, ...], path: Path) -> tuple[np.ndarray, np.ndarray]:

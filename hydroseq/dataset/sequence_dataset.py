@@ -37,13 +37,15 @@ class SequenceDataset(torch.utils.data.Dataset):
         self.n_times = station_data.n_times
         self.spin_up = data_config.spin_up if index.mode == "per_step" else 0
         self.leads = np.asarray(index.leads, dtype=np.int64)
-        self.layout = FeatureLayout.for_model(station_data, data_config.mode, data_config.lagged_target)
-        features, _ = build_features(station_data, scalers, self.layout)
+        self.layout = FeatureLayout.from_config(data_config)
+        in_split = station_data.grid.period_mask(station_data.times, getattr(data_config.splits, index.split))
+        # Forecast inputs whose lead window ends after the split (perfect ones read the future) are missing.
+        forecast_until = int(np.flatnonzero(in_split)[-1]) if in_split.any() else -1
+        features, _ = build_features(station_data, scalers, self.layout, forecast_until=forecast_until)
         # Static attributes are stored on every step so that a sample is one contiguous block.
         self._features = np.ascontiguousarray(features.reshape(-1, features.shape[-1]))
         target = scalers.transform_target(station_data.target, list(station_data.station_ids))
         if index.mode == "per_step":
-            in_split = station_data.grid.period_mask(station_data.times, getattr(data_config.splits, index.split))
             target = np.where(in_split, target, np.nan)
         # max(leads) NaN steps after each station, so that t + lead never reads the next station.
         self._row_steps = self.n_times + int(self.leads.max())

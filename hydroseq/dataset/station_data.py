@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import xarray as xr
 
 from hydroseq.config import DataConfig
+from hydroseq.dataset.forecast_inputs import read_forecast_inputs
 from hydroseq.errors import InputDataError
 from hydroseq.grid import GridSpec
 from hydroseq.ingested import open_ingested
@@ -44,6 +45,10 @@ class StationData:
         The file's time grid (which local day each label belongs to).
     target_units
         The target variable's ``units`` attribute ("" if it has none).
+    forecast, forecast_names
+        float32 ``[station, time, input, lead]``: each weather-forecast input's values for leads
+        1..H issued at each step (:mod:`hydroseq.dataset.forecast_inputs`), in the variables'
+        units; empty without forecast inputs.
     """
 
     path: Path
@@ -58,6 +63,8 @@ class StationData:
     checksum: str
     grid: GridSpec
     target_units: str = ""
+    forecast: np.ndarray = field(default_factory=lambda: np.zeros((0, 0, 0, 0), np.float32))
+    forecast_names: tuple[str, ...] = ()
 
     @property
     def n_stations(self) -> int:
@@ -97,6 +104,8 @@ def load_station_data(path: str | Path, data_config: DataConfig) -> StationData:
                            axis=-1)
         target = _time_series(dataset, data_config.target, rows, path)
         static = _static_table(dataset, data_config.static_inputs, rows, path)
+        forecast = read_forecast_inputs(dataset, data_config.forecast_inputs, data_config.forecast_horizon, rows,
+                                        path)
         stored_checksum = dataset.attrs.get("dataset_checksum")
         target_units = str(dataset[data_config.target].attrs.get("units", ""))
     selected = tuple(station_ids[row] for row in rows)
@@ -106,6 +115,7 @@ def load_station_data(path: str | Path, data_config: DataConfig) -> StationData:
         target=np.ascontiguousarray(target), static=static,
         dynamic_names=tuple(data_config.dynamic_inputs), static_names=tuple(data_config.static_inputs),
         target_name=data_config.target, checksum=checksum, grid=grid, target_units=target_units,
+        forecast=forecast, forecast_names=tuple(item.variable for item in data_config.forecast_inputs),
     )
 
 

@@ -106,4 +106,6 @@ def _metadata(checkpoint: Checkpoint, seq_len: int, provenance: DataProvenance, 
         grid=provenance.grid, run_id=checkpoint.run_id,
         dataset_checksum=provenance.dataset_checksum, hydroseq_version=__version__, opset=opset,
         parity_max_abs_diff=max_diff, files=files, train_config=checkpoint.config.model_dump(mode="json"),
+        forecast_inputs=[item.model_dump(mode="json") for item in data.forecast_inputs],
+        forecast_horizon=data.forecast_horizon,
     )

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from hydroseq.config.train import ForecastInput
 from hydroseq.dataset.features import FeatureLayout
 from hydroseq.errors import InputDataError
 from hydroseq.grid import GRID_ATTRIBUTES, GridSpec
@@ -54,6 +55,9 @@ class ExportMetadata:
         ``{file name: sha256}`` of every other file in the directory.
     train_config
         The resolved train config of the run (for reference; forecasting does not need it).
+    forecast_inputs, forecast_horizon
+        The weather-forecast inputs the model reads for leads 1..``forecast_horizon`` (as
+        :class:`hydroseq.config.train.ForecastInput` dicts; empty for a model without them).
     """
 
     seq_len: int
@@ -74,11 +78,24 @@ class ExportMetadata:
     parity_max_abs_diff: float | None = None
     files: dict[str, str] = field(default_factory=dict)
     train_config: dict[str, Any] = field(default_factory=dict)
+    forecast_inputs: list[dict[str, Any]] = field(default_factory=list)
+    forecast_horizon: int = 0
     format_version: int = METADATA_FORMAT_VERSION
+
+    @property
+    def forecast_input_specs(self) -> list[ForecastInput]:
+        """The forecast inputs as config objects."""
+        return [ForecastInput.model_validate(item) for item in self.forecast_inputs]
+
+    @property
+    def perfect_forecast_inputs(self) -> bool:
+        """The model was trained on observed values over the lead window (an upper bound, not operational)."""
+        return any(item.source == "perfect" for item in self.forecast_input_specs)
 
     def feature_layout(self) -> FeatureLayout:
         """The features this model reads, as the dataset stage builds them."""
-        return FeatureLayout.of(self.dynamic_inputs, self.static_inputs, self.target, self.mode, self.lagged_target)
+        return FeatureLayout.of(self.dynamic_inputs, self.static_inputs, self.target, self.mode, self.lagged_target,
+                                self.forecast_input_specs, self.forecast_horizon)
 
     def to_json(self) -> str:
         """JSON text of all fields, in field order, the grid as its attributes (flat, in its place).

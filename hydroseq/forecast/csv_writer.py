@@ -29,12 +29,15 @@ def write_forecast_csv(result: ForecastResult, path: str | Path) -> Path:
 
     ``lead`` is in grid steps; times are UTC interval ends. Rows where the station could not be
     forecast at that issue time are left out (they are listed in the run's report instead). Models
-    that read the observed target add ``observation_age_hours`` (how late the gauge was).
+    that read the observed target add ``observation_age_hours`` (how late the gauge was); models
+    with ingested weather-forecast inputs add ``forecast_input_age_hours`` (how old the product was).
     """
     path = Path(path)
     valid_times = result.valid_times
     ages = result.observation_age_hours
-    columns = CSV_COLUMNS + (("observation_age_hours",) if ages is not None else ())
+    product_ages = result.forecast_input_age_hours
+    columns = (CSV_COLUMNS + (("observation_age_hours",) if ages is not None else ())
+               + (("forecast_input_age_hours",) if product_ages is not None else ()))
     with atomic_path(path) as tmp, open(tmp, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle, lineterminator="\n")
         writer.writerow(columns)
@@ -43,7 +46,8 @@ def write_forecast_csv(result: ForecastResult, path: str | Path) -> Path:
             for s, station in enumerate(result.stations):
                 if np.isnan(result.values[i, s]).all():
                     continue
-                age = () if ages is None else (format_value(ages[i, s]),)
+                age: tuple[str, ...] = () if ages is None else (format_value(ages[i, s]),)
+                age += () if product_ages is None else (format_value(product_ages[i, s]),)
                 for k, lead in enumerate(result.leads):
                     writer.writerow((station, issue_text, int(lead), format_time(valid_times[i, k]),
                                      format_value(result.values[i, s, k]), *age))

@@ -9,6 +9,7 @@ import numpy as np
 import xarray as xr
 
 from hydroseq.dataset import StationData
+from hydroseq.dataset.forecast_inputs import read_forecast_inputs, read_reference_times
 from hydroseq.errors import InputDataError
 from hydroseq.export.metadata import ExportMetadata
 from hydroseq.ingested import open_ingested
@@ -64,14 +65,23 @@ class IngestedFile:
             name, found, trained_on = differences[0]
             raise InputDataError(self.path, f"{name} is {found!r} but the model was trained on {trained_on!r}",
                                  where=f"global attribute {name}")
-        needed = [*self.metadata.dynamic_inputs, self.metadata.target, *self.metadata.static_inputs]
+        needed = [*self.metadata.dynamic_inputs, self.metadata.target, *self.metadata.static_inputs,
+                  *(item.variable for item in self.metadata.forecast_input_specs)]
         missing = [name for name in needed if name not in self.dataset.variables]
         if missing:
             raise InputDataError(self.path, f"variables the model needs are missing: {missing}")
 
     def read(self, start: int, stop: int) -> StationData:
-        """The model's variables on grid steps ``start..stop-1`` of every station, as float32."""
+        """The model's variables on grid steps ``start..stop-1`` of every station, as float32.
+
+        Forecast inputs are those issued at these steps (a perfect one reads the observed values of
+        the lead window, after ``stop``: it is an upper bound, see :mod:`hydroseq.dataset.forecast_inputs`).
+        """
         window = self.dataset.isel(time=slice(start, stop))
+        specs = self.metadata.forecast_input_specs
+        rows = list(range(len(self.station_ids)))
+        forecast = read_forecast_inputs(self.dataset, specs, self.metadata.forecast_horizon, rows, self.path,
+                                        start, stop)
         dynamic = np.stack([self._series(window, name) for name in self.metadata.dynamic_inputs], axis=-1)
         static = [np.asarray(self.dataset[name].values, dtype=np.float32) for name in self.metadata.static_inputs]
         return StationData(
@@ -80,7 +90,13 @@ class IngestedFile:
             static=np.stack(static, axis=1) if static else np.zeros((len(self.station_ids), 0), np.float32),
             dynamic_names=tuple(self.metadata.dynamic_inputs), static_names=tuple(self.metadata.static_inputs),
             target_name=self.metadata.target, checksum=self.info().dataset_checksum, grid=self.grid,
+            forecast=forecast, forecast_names=tuple(item.variable for item in specs),
         )
+
+    def read_reference_times(self, start: int, stop: int) -> dict[str, np.ndarray]:
+        """Per ingested forecast input, the reference time of the product used at each step ``[station, time]``."""
+        return read_reference_times(self.dataset, self.metadata.forecast_input_specs,
+                                    list(range(len(self.station_ids))), start, stop)
 
     def read_target(self, start: int, stop: int) -> np.ndarray:
         """The observed target ``[station, time]`` on grid steps ``start..stop-1``, as float32."""

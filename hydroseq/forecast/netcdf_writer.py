@@ -110,3 +110,10 @@ def _write_values(nc: netCDF4.Dataset, result: ForecastResult, issue_dims: tuple
         age[...] = ages[0] if not issue_dims else ages
         age.setncatts({"long_name": f"time from the newest observed {result.variable} to the issue time "
                                     "(the model read it as not observed after that)", "units": "hours"})
+    if result.forecast_input_age_hours is not None:
+        age = nc.createVariable("forecast_input_age", "f4", issue_dims + ("station",), fill_value=np.float32(np.nan))
+        ages = np.asarray(result.forecast_input_age_hours, dtype=np.float32)
+        age[...] = ages[0] if not issue_dims else ages
+        age.setncatts({"long_name": "time from the reference time of the weather forecast the model read to the "
+                                    "issue time (missing: no product was valid, the model read no forecast)",
+                       "units": "hours"})

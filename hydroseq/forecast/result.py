@@ -44,6 +44,12 @@ class ForecastResult:
         float32 ``[issue time, station]``: hours from the newest observed target to the issue
         time (0: observed at the issue step; NaN: none in the model's window), for models that
         read the observed target; None otherwise. A late gauge is forecast, not skipped.
+    forecast_input_age_hours
+        float32 ``[issue time, station]``, models with ingested weather-forecast inputs: hours
+        from the reference time of the product used to the issue time (the oldest over the
+        inputs; NaN: no product was valid and the model read "no forecast"); None otherwise.
+    fallback
+        ``{station: reason}`` for stations forecast without a weather forecast at some issue time.
     """
 
     issue_times: np.ndarray
@@ -60,6 +66,8 @@ class ForecastResult:
     lats: np.ndarray | None = None
     lons: np.ndarray | None = None
     observation_age_hours: np.ndarray | None = None
+    forecast_input_age_hours: np.ndarray | None = None
+    fallback: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         expected = (len(self.issue_times), len(self.stations), len(self.leads))

@@ -19,6 +19,7 @@ from hydroseq.forecast.data_window import IngestedFile, StationInfo
 from hydroseq.forecast.features import gather_windows, history_lengths, observation_age
 from hydroseq.forecast.issue_time import label_index_at_or_before, parse_issue_times
 from hydroseq.forecast.outputs import publish_forecast
+from hydroseq.forecast.product_use import MissingForecastInput, ProductUse, product_use
 from hydroseq.forecast.result import ForecastResult, ForecastRun
 
 DEFAULT_FORECAST_DIR = Path("runs/forecast")
@@ -36,7 +37,8 @@ class Plan:
 
 
 def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, out: str | Path | None = None,
-                 batch_size: int = 1024, show_progress: bool = True) -> ForecastRun:
+                 batch_size: int = 1024, show_progress: bool = True,
+                 missing_forecast_input: MissingForecastInput = "fallback") -> ForecastRun:
     """Forecast every station of ``data_path`` with the model in ``model_dir``.
 
     For each station the last ``seq_len`` grid steps at or before the issue step are scaled with
@@ -53,6 +55,11 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
     ``<out stem>.manifest.json`` (:func:`hydroseq.forecast.outputs.publish_forecast`): all of them
     or none; the files are byte-identical when re-run on the same inputs. ``show_progress`` draws
     a hindcast's progress bar on a terminal.
+
+    A model with weather-forecast inputs reads, at each issue step, the product the ingested file
+    holds for it (the newest one published by then) and records its age per station; where none
+    is valid, ``missing_forecast_input`` says whether the station is forecast without one
+    (``fallback``, listed in ``result.fallback``) or the run fails (``fail``).
 
     Returns
     -------
@@ -73,17 +80,20 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
         plan = _plan(source, issue_time, metadata.seq_len, max(metadata.leads))
         data = source.read(plan.start, plan.stop)
         info = source.info()
+        references = source.read_reference_times(plan.start, plan.stop)
         climatology = training_climatology(source) if plan.is_range else None
     layout = metadata.feature_layout()
     _check_feature_order(Path(model_dir) / METADATA_FILE, data, scalers, layout, metadata.feature_names)
     features, valid = build_features(data, scalers, layout)
     local_ends = plan.ends - plan.start
+    products = product_use(metadata, data, local_ends, references, missing_forecast_input, Path(data_path))
     lengths = history_lengths(valid, local_ends, metadata.seq_len)
     needed = min(metadata.min_len, metadata.seq_len)
     values = _predict(model, scalers, data.station_ids, features, local_ends, lengths, needed, batch_size,
                       progress=show_progress and plan.is_range)
     age = observation_age(data.target, local_ends).T if layout.observed_flag else None
-    result = _result(model, data, info, plan, values, _skip_reasons(data, valid, lengths, local_ends, needed), age)
+    skipped = _skip_reasons(data, valid, lengths, local_ends, needed)
+    result = _result(model, data, info, plan, values, skipped, age, products)
     n_forecast = int(np.isfinite(values).any(axis=(0, 2)).sum())
     if n_forecast == 0:  # nothing to publish: leave any earlier files alone and let the scheduler act
         return ForecastRun(result, n_forecast, published=None)
@@ -170,7 +180,7 @@ def _skip_reasons(data: StationData, valid: np.ndarray, lengths: np.ndarray, end
 
 
 def _result(model: ExportedModel, data: StationData, info: StationInfo, plan: Plan, values: np.ndarray,
-            skipped: dict[str, str], age_steps: np.ndarray | None) -> ForecastResult:
+            skipped: dict[str, str], age_steps: np.ndarray | None, products: ProductUse) -> ForecastResult:
     metadata = model.metadata
     step = pd.Timedelta(data.times[1] - data.times[0]) if len(data.times) > 1 else metadata.grid.step
     attributes = {
@@ -179,6 +189,7 @@ def _result(model: ExportedModel, data: StationData, info: StationInfo, plan: Pl
         "input_file": data.path.name, "input_dataset_checksum": info.dataset_checksum,
         **metadata.grid.to_attrs(),
         "comment": "negative model outputs are published as 0 (discharge cannot be negative)",
+        **products.attributes,
     }
     return ForecastResult(
         issue_times=data.times[plan.ends - plan.start], stations=data.station_ids,
@@ -187,6 +198,8 @@ def _result(model: ExportedModel, data: StationData, info: StationInfo, plan: Pl
         skipped=skipped, station_names=info.names, lats=info.lats, lons=info.lons,
         observation_age_hours=(None if age_steps is None
                                else (age_steps * (step / pd.Timedelta(hours=1))).astype(np.float32)),
+        forecast_input_age_hours=products.age_hours,
+        fallback={station: why for station, why in products.fallback.items() if station not in skipped},
     )
 
 

@@ -1,4 +1,4 @@
-"""Training-time augmentation: observed-target inputs hidden as a late or broken gauge would hide them."""
+"""Training-time augmentation: inputs hidden as a late gauge or a missing weather forecast would hide them."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import torch
 
-from hydroseq.config.train import ObservedTargetHiding
+from hydroseq.config.train import ForecastInputHiding, ObservedTargetHiding
 from hydroseq.dataset.batch import Batch
 from hydroseq.dataset.features import FeatureLayout
 
@@ -43,3 +43,17 @@ def hide_observed(batch: Batch, layout: FeatureLayout, hiding: ObservedTargetHid
     batch_size, steps = batch.x.shape[:2]
     hidden = hidden_steps(batch_size, steps, hiding, batch.x.device)
     return replace(batch, x=hide_observed_steps(batch.x, layout, hidden))
+
+
+def hide_forecast(batch: Batch, layout: FeatureLayout, hiding: ForecastInputHiding) -> Batch:
+    """``batch`` with every forecast input (values and flags) set to 0 at single issue steps or whole chunks.
+
+    Drawn like :func:`hidden_steps` (torch's default generator on the batch's device, no host sync).
+    """
+    batch_size, steps = batch.x.shape[:2]
+    device = batch.x.device
+    hidden = ((torch.rand(batch_size, steps, device=device) < hiding.step_rate)
+              | (torch.rand(batch_size, 1, device=device) < hiding.chunk_rate))
+    x = batch.x.clone()
+    x[..., layout.forecast_columns] *= (~hidden).unsqueeze(-1)
+    return replace(batch, x=x)

@@ -32,7 +32,8 @@ def start_run(config: TrainConfig, data: TrainingData, tracking_uri: str, out_di
     """Create the MLflow run (or reuse ``run_id`` when resuming) and log what is known before training.
 
     A new run gets: the resolved config as params (dotted keys), tags ``git_commit``,
-    ``dataset_checksum``, ``data_path``, ``mode``, and artifacts ``config.yaml``, ``scalers.json``,
+    ``dataset_checksum``, ``data_path``, ``mode`` (and ``forecast_inputs``, with
+    ``forecast_inputs_upper_bound`` when any is ``perfect``), and artifacts ``config.yaml``, ``scalers.json``,
     ``ingest_report.yaml`` and, when the ingest wrote them beside the dataset, its
     ``<name>.report.*`` / ``<name>.records.png`` files under ``ingest/``. With ``parent_run_id``
     the run is that run's child (MLflow's ``mlflow.parentRunId`` tag: an ensemble member).
@@ -44,6 +45,11 @@ def start_run(config: TrainConfig, data: TrainingData, tracking_uri: str, out_di
     tags = {"git_commit": tracking.git_commit(), "dataset_checksum": data.station_data.checksum,
             "data_path": str(data.path.resolve()), "mode": config.data.mode,
             "hydroseq_version": hydroseq.__version__}
+    if config.data.forecast_inputs:
+        tags["forecast_inputs"] = ", ".join(f"{item.variable} ({item.source})" for item in config.data.forecast_inputs)
+    if any(item.source == "perfect" for item in config.data.forecast_inputs):
+        tags["forecast_inputs_upper_bound"] = ("perfect: observed values over the lead window; the scores are an "
+                                               "upper bound, not an operational forecast's")
     if parent_run_id is not None:
         tags["mlflow.parentRunId"] = parent_run_id
     run_id = store.retry_locked(tracking_uri, config.tracking, lambda: client.create_run(

@@ -25,7 +25,7 @@ from hydroseq.fileio import make_output_dir
 from hydroseq.model import LSTMModel, get_model, masked_mse, nse_loss
 from hydroseq.training import checkpoint as ckpt
 from hydroseq.training import distributed, store, tracking
-from hydroseq.training.augment import hide_observed
+from hydroseq.training.augment import hide_forecast, hide_observed
 from hydroseq.training.data import TrainingData, load_training_data
 from hydroseq.training.ensemble import train_ensemble
 from hydroseq.training.finish import finish_run, start_run
@@ -137,6 +137,8 @@ def train_one_epoch(model: torch.nn.Module, optimizer: torch.optim.Optimizer, lo
         batch = batch.to(device, non_blocking=True)
         if config.data.target_hiding is not None:
             batch = hide_observed(batch, data.train_set.layout, config.data.target_hiding)
+        if config.data.forecast_hiding is not None:
+            batch = hide_forecast(batch, data.train_set.layout, config.data.forecast_hiding)
         with torch.autocast(device.type, dtype=torch.bfloat16, enabled=cfg.bf16):
             pred = model(batch.x, batch.lengths)
         pred = pred.float()

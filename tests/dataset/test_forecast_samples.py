@@ -107,12 +107,12 @@ def test_perturbing_inputs_after_t_never_moves_an_output_at_t(forecast_set, cut,
 
 def test_layout_columns_match_the_built_features(forecast_set) -> None:
     data, scalers, _, _, config = forecast_set
-    layout = FeatureLayout.for_model(data, "per_step", lagged_target=True)
+    layout = FeatureLayout.of(data.dynamic_names, data.static_names, data.target_name, "per_step", True)
     features, valid = build_features(data, scalers, layout)
     assert features.shape[-1] == len(layout.names)
     assert np.array_equal(features[..., layout.flag_column], np.isfinite(data.target).astype(np.float32))
     assert np.array_equal(valid, np.isfinite(data.dynamic).all(axis=-1))  # a missing gauge does not cut history
-    sequence = FeatureLayout.for_model(data, "sequence", lagged_target=True)
+    sequence = FeatureLayout.of(data.dynamic_names, data.static_names, data.target_name, "sequence", True)
     assert sequence.flag_column is None and "streamflow_lagged_observed" not in sequence.names
     _, sequence_valid = build_features(data, scalers, sequence)
     assert np.array_equal(sequence_valid, valid & np.isfinite(data.target))

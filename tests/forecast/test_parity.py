@@ -17,7 +17,15 @@ import torch
 import xarray as xr
 
 from hydroseq.config import TrainConfig
-from hydroseq.dataset import Scalers, SequenceDataset, build_features, build_sample_index, load_station_data
+from hydroseq.dataset import (
+    FeatureLayout,
+    Scalers,
+    SequenceDataset,
+    build_features,
+    build_sample_index,
+    load_station_data,
+)
+from hydroseq.errors import InputDataError
 from hydroseq.export import ExportedModel, ExportMetadata
 from hydroseq.export.exporter import DataProvenance, export_trained_model
 from hydroseq.export.network import reference_prediction
@@ -27,6 +35,7 @@ from hydroseq.forecast.data_window import IngestedFile
 from hydroseq.forecast.features import gather_windows, history_lengths
 from hydroseq.model import get_model
 from hydroseq.training.checkpoint import Checkpoint
+from tests.fixtures import add_forecast_variable
 
 ISSUE_LABEL = "2014-06-01T08:00"  # inside the test period, with observed flow at every lead
 SHORT = {"01052500": 1, "02011460": 4, "03144000": 9, "05057200": 17, "08066300": 29}  # valid steps at T
@@ -154,6 +163,47 @@ def test_per_step_forecast_model_parity_with_late_gauges(trained, short_historie
         assert ages[station] == 24.0 * k if k < config.data.max_len else np.isnan(ages[station])
     on_time = [s for s in forecast_stations if observed_at_issue[s]]
     assert (ages[on_time] == 0.0).all() and len(on_time) >= 25
+
+
+def test_forecast_input_model_parity_product_age_and_fallback(trained, short_histories: Path, tmp_path: Path,
+                                                              grid_index) -> None:
+    """Per-step model with weather-forecast inputs: an ingested archive (no product valid at the
+    issue step of the second run) and a perfect input with noise. Exported == in-memory; the
+    forecast records each product's age, lists the stations forecast without one, or fails if asked."""
+    end = grid_index(short_histories, ISSUE_LABEL)
+    path = add_forecast_variable(short_histories, tmp_path / "products.nc", "rain_forecast",
+                                 "total_precipitation_sum", 3, relative_noise=0.3, missing_issues=[end + 1])
+    config = trained.config.model_copy(deep=True)
+    config.data = config.data.model_validate({
+        **config.data.model_dump(), "leads": [1, 2, 3], "lagged_target": True,
+        "forecast_inputs": [{"variable": "rain_forecast", "source": "ingested"},
+                            {"variable": "temperature_2m_mean", "source": "perfect", "noise_std": [0.2, 0.4, 0.8]}]})
+    config.model = config.model.model_copy(update={"observed_skip": True})
+    station_data = load_station_data(path, config.data)
+    scalers = Scalers.fit(station_data, config.data)
+    layout = FeatureLayout.from_config(config.data)
+    torch.manual_seed(4)
+    model = get_model(config.model, len(layout.names), 3, "per_step", data=config.data).eval()
+    untrained = Checkpoint(model.state_dict(), config, layout.names, 3, scalers, "untrained")
+    export_trained_model(untrained, config.data.max_len, tmp_path / "model", read_provenance(path), pt2=False)
+    metadata = ExportMetadata.read(tmp_path / "model")
+    assert metadata.forecast_horizon == 3 and metadata.perfect_forecast_inputs
+    _check_parity(model, config, scalers, tmp_path / "model", path, end)
+
+    on_time = run_forecast(tmp_path / "model", path, ISSUE_LABEL, out=tmp_path / "on_time.nc")
+    assert on_time.result.fallback == {}
+    np.testing.assert_array_equal(on_time.result.forecast_input_age_hours[0], 6.0)
+    assert "upper bound" in on_time.result.attributes["forecast_inputs_source"]
+    with xr.open_dataset(tmp_path / "on_time.nc") as written:
+        assert (written["forecast_input_age"].values == 6.0).all()
+        assert "upper bound" in written.attrs["forecast_inputs_source"]
+    later = str(np.datetime64(ISSUE_LABEL) + np.timedelta64(1, "D"))
+    missing = run_forecast(tmp_path / "model", path, later, out=tmp_path / "missing.nc")
+    assert len(missing.result.fallback) == missing.stations_forecast > 0  # forecast without one, and said so
+    assert np.isnan(missing.result.forecast_input_age_hours).all()
+    with pytest.raises(InputDataError, match="no weather forecast is valid at the issue time") as error:
+        run_forecast(tmp_path / "model", path, later, out=tmp_path / "fail.nc", missing_forecast_input="fail")
+    assert "\n" not in str(error.value) and not (tmp_path / "fail.nc").exists()
 
 
 def test_reference_prediction_is_order_independent(trained) -> None:

@@ -72,8 +72,7 @@ def _late_gauge_setup(small_nc: Path, make_config, tmp_path: Path):
                                         "max_len": 40})
     data = load_station_data(small_nc, config)
     torch.manual_seed(0)
-    model = get_model(ModelConfig(hidden_size=8), len(FeatureLayout.for_model(data, "per_step", True).names), 2,
-                      "per_step")
+    model = get_model(ModelConfig(hidden_size=8), len(FeatureLayout.from_config(config).names), 2, "per_step")
     return config, data, Scalers.fit(data, config), model
 
 
