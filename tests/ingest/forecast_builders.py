@@ -94,3 +94,49 @@ def write_cfgrib_grid(path: Path, reference: pd.Timestamp, step_hours: np.ndarra
             variable.setncatts({**common, **attrs})
             variable[:] = values
     return path
+
+
+CARAVAN_STATIONS = ["01022500", "01052500"]
+
+
+def caravan_window(folder: Path, data_dir: Path, product: Path, rows: int = 40, **forecast: object) -> dict:
+    """An ingest config of two real Caravan basins cut to their first ``rows`` days, with one
+    station-layout forecast source reading ``product`` (tp in m since the reference, t2m in K)."""
+    (folder / "src").mkdir(parents=True, exist_ok=True)
+    for station in CARAVAN_STATIONS:
+        lines = (data_dir / "daily_caravan_camels_us" / f"{station}.csv").read_text().splitlines()[: rows + 1]
+        (folder / "src" / f"{station}.csv").write_text("\n".join(lines) + "\n")
+    table = (data_dir / "stations" / "caravan_camels_us.csv").read_text().splitlines()
+    kept = [table[0]] + [line for line in table[1:] if line.split(",")[0] in CARAVAN_STATIONS]
+    (folder / "stations.csv").write_text("\n".join(kept) + "\n")
+    last = (pd.Timestamp("1981-01-01") + pd.Timedelta(days=rows - 2)).date()
+    return {
+        "stations": {"path": str(folder / "stations.csv")},
+        "sources": [{"path": str(folder / "src" / "*.csv"), "format": "caravan_csv", "frequency": "1D",
+                     "timestamp": "interval_start", "timezone": "station_standard", "time_format": "%Y-%m-%d",
+                     "variables": {"total_precipitation_sum": {"source": "total_precipitation_sum",
+                                                               "units": "mm/d", "aggregation": "sum"},
+                                   "temperature_2m_mean": {"source": "temperature_2m_mean", "units": "degC"}}}],
+        "grid": {"frequency": "1D", "timezone": "Etc/GMT+8", "start": "1981-01-01", "end": str(last)},
+        "forecast_sources": [{
+            "name": "test product", "path": str(product), "layout": "station", "latency": "6h",
+            "issue_frequency": "1D", "horizon": 3,
+            "variables": {"precipitation_forecast": {"source": "tp", "units": "m", "aggregation": "sum",
+                                                     "accumulation": "since_reference"},
+                          "temperature_forecast": {"source": "t2m", "units": "K"}}, **forecast}],
+    }
+
+
+def caravan_product(path: Path, references: pd.DatetimeIndex, step_hours: np.ndarray | None = None,
+                    seed: int = 0, **overrides: object) -> Path:
+    """A station-layout product for :func:`caravan_window`'s basins; ``overrides`` replace a
+    variable's (values, attributes) or pass ``valid_time``."""
+    hours = np.array([6.0, 30.0, 54.0, 78.0]) if step_hours is None else step_hours
+    rng = np.random.default_rng(seed)
+    shape = (len(references), len(hours), len(CARAVAN_STATIONS))
+    per_step = rng.gamma(0.5, 4.0, shape) / 1000.0
+    variables = {"tp": (np.cumsum(per_step, axis=1), {"units": "m", "GRIB_stepType": "accum"}),
+                 "t2m": (rng.normal(275.0, 5.0, shape), {"units": "K", "GRIB_stepType": "instant"})}
+    variables.update({name: value for name, value in overrides.items() if name in variables})  # type: ignore[misc]
+    return write_station_product(path, references, hours, CARAVAN_STATIONS, variables,
+                                 valid_time=bool(overrides.get("valid_time", True)))
