@@ -71,8 +71,8 @@ def test_ingested_file_holds_station_issue_lead_and_the_product_used(tmp_path, d
         assert forecast.attrs["accumulation"] == "since_reference"
         used = ds["precipitation_forecast_reference_time"]
         assert used.dims == ("station", "time")
-        labels = ds["time"].values
-        np.testing.assert_array_equal(used.values[0, :len(REFERENCES)], labels[:len(REFERENCES)] - np.timedelta64(6, "h"))
+        labels = ds["time"].values[:len(REFERENCES)]
+        np.testing.assert_array_equal(used.values[0, :len(REFERENCES)], labels - np.timedelta64(6, "h"))
         assert np.isnat(used.values[0, len(REFERENCES):]).all()  # after the last product + 1 day: none
         with xr.open_dataset(product) as raw:
             per_step = np.diff(raw["tp"].values, axis=1) * 1000.0  # (time, step, station) -> leads 1..3
