@@ -31,7 +31,7 @@ class ForecastVariableSpec(VariableSpec):
     instantaneous value at its valid time, and take no ``accumulation``.
     """
 
-    aggregation: Literal["sum", "mean"] = "mean"  # type: ignore[assignment]
+    aggregation: Literal["sum", "mean"] = "mean"
     accumulation: Accumulation | None = Field(None, description="sum variables: per_step or since_reference")
 
     @model_validator(mode="after")

@@ -188,14 +188,13 @@ class IngestConfig(StrictModel):
 
     @model_validator(mode="after")
     def _unique_variables(self) -> IngestConfig:
+        produced = [(name, source.label) for source in self.sources for name in source.variables]
+        for forecast in self.forecast_sources:
+            produced += [(output, forecast.label) for name in forecast.variables
+                         for output in (name, f"{name}_reference_time")]
         seen: dict[str, str] = {}
-        for source in [*self.sources, *self.forecast_sources]:
-            names = list(source.variables)
-            if isinstance(source, ForecastSourceConfig):
-                names += [f"{name}_reference_time" for name in source.variables]
-            for name in names:
-                if name in seen:
-                    raise ValueError(f"variable {name!r} is produced by both {seen[name]!r} and "
-                                     f"{source.label!r}")
-                seen[name] = source.label
+        for name, label in produced:
+            if name in seen:
+                raise ValueError(f"variable {name!r} is produced by both {seen[name]!r} and {label!r}")
+            seen[name] = label
         return self

@@ -73,13 +73,14 @@ def build_dataset(config: IngestConfig, grid: TimeGrid, results: list[StationRes
 
 def write_dataset(ds: xr.Dataset, out: str | Path) -> None:
     """Write ``ds`` to ``out`` atomically (temporary file beside it, then rename)."""
-    encoding = {name: {"_FillValue": np.float32(np.nan)} for name in ds.data_vars if ds[name].dtype == np.float32}
+    encoding: dict[str, dict] = {str(name): {"_FillValue": np.float32(np.nan)} for name in ds.data_vars
+                                 if ds[name].dtype == np.float32}
     encoding["time"] = dict(TIME_ENCODING)
     for name in ("station", "station_name"):
         encoding[name] = {"dtype": str}
-    for name in ds.data_vars:
-        if ds[name].dtype.kind == "M":
-            encoding[str(name)] = {**TIME_ENCODING, "_FillValue": np.iinfo(np.int64).min}
+    for variable in ds.data_vars.values():
+        if variable.dtype.kind == "M":
+            encoding[str(variable.name)] = {**TIME_ENCODING, "_FillValue": np.iinfo(np.int64).min}
     with atomic_path(out) as tmp:
         ds.to_netcdf(tmp, engine="netcdf4", format="NETCDF4", encoding=encoding)
 
@@ -129,7 +130,7 @@ def _dynamic_attrs(name: str, spec: VariableSpec, source: SourceConfig) -> dict[
 def _forecast_variables(forecast: ForecastOnGrid,
                         horizon: int) -> dict[str, tuple[tuple[str, ...], np.ndarray, dict[str, str]]]:
     source = forecast.source
-    variables = {}
+    variables: dict[str, tuple[tuple[str, ...], np.ndarray, dict[str, str]]] = {}
     for name, spec in source.variables.items():
         values = forecast.values[name]
         padded = np.full((*values.shape[:2], horizon), np.nan, dtype=np.float32)
