@@ -135,6 +135,13 @@ def test_bad_product_fails_naming_the_file_and_reference_time_and_writes_nothing
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
 
 
+def test_a_reference_time_in_two_files_is_an_error(tmp_path, data_dir):
+    caravan_product(tmp_path / "run_a.nc", REFERENCES[:10])
+    caravan_product(tmp_path / "run_b.nc", REFERENCES[9:])
+    with pytest.raises(InputDataError, match="run_b.nc.*reference time 1981-01-11 02:00:00 is also in .*run_a.nc"):
+        _ingest(tmp_path, caravan_window(tmp_path, data_dir, tmp_path / "run_*.nc"))
+
+
 def test_use_previous_takes_the_older_product_with_its_leads_shifted(tmp_path, data_dir):
     product = caravan_product(tmp_path / "product.nc", REFERENCES.delete(7))
     report = _ingest(tmp_path, caravan_window(tmp_path, data_dir, product, on_missing_product="use_previous"))
