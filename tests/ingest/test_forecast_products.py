@@ -58,6 +58,28 @@ def test_reader_accepts_a_cfgrib_converted_ecmwf_grid(tmp_path):
     assert np.isnan(result.values["p"][0, issue + 1]).all() and np.isnat(result.reference_time[0, issue + 1])
 
 
+def test_grid_products_use_the_area_weights_of_gridded_rainfall(tmp_path):
+    reference = pd.Timestamp("2001-01-02 00:00")
+    hours = np.arange(6, 78, 6, dtype=np.float64)
+    lats, lons = np.array([36.0, 35.5, 35.0]), np.array([-81.0, -80.5, -80.0])
+    tp = np.cumsum(np.random.default_rng(2).gamma(0.3, 0.002, (len(hours), 3, 3)), axis=0)
+    path = write_cfgrib_grid(tmp_path / "run.nc", reference, hours, lats, lons, tp, np.full(tp.shape, 280.0))
+    weights = tmp_path / "weights.csv"
+    pd.DataFrame({"station_id": ["s", "s"], "lat": [36.0, 35.0], "lon": [-81.0, -80.0],
+                  "weight": [3.0, 1.0]}).to_csv(weights, index=False)
+    source = validate_config({
+        "name": "run", "path": str(path), "layout": "grid", "latency": "0h", "issue_frequency": "1D", "horizon": 1,
+        "extraction": "weights", "weights_path": str(weights),
+        "variables": {"p": {"source": "tp", "units": "m", "aggregation": "sum", "accumulation": "since_reference"}}},
+        ForecastSourceConfig)
+    grid = build_grid(validate_config({"frequency": "1D", "start": "2001-01-01", "end": "2001-01-03"}, GridConfig))
+    result = grid_forecast_source(source, [Station("s", "s", lat=35.5, lon=-80.5, area_km2=1.0)], grid)
+    issue = list(grid.labels).index(reference)  # latency 0: lead 1 is the run's first day
+    day = tp[list(hours).index(24)]  # accumulated from 0 (no step 0 in the file)
+    np.testing.assert_allclose(result.values["p"][0, issue, 0], (0.75 * day[0, 0] + 0.25 * day[2, 2]) * 1000,
+                               rtol=1e-5)
+
+
 def test_ingested_file_holds_station_issue_lead_and_the_product_used(tmp_path, data_dir):
     product = caravan_product(tmp_path / "product.nc", REFERENCES)
     report = _ingest(tmp_path, caravan_window(tmp_path, data_dir, product))
