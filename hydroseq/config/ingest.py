@@ -8,7 +8,6 @@ the UTC interval ``(a, b]`` it summarises before binning it onto the grid.
 from __future__ import annotations
 
 import datetime as dt
-import math
 from pathlib import Path
 from typing import Literal
 
@@ -16,93 +15,15 @@ import pandas as pd
 from pydantic import Field, PrivateAttr, field_validator, model_validator
 
 from hydroseq.config.base import StrictModel
+from hydroseq.config.forecast_source import ForecastSourceConfig
+from hydroseq.config.variables import VariableSpec
 from hydroseq.grid import GridSpec, parse_step, parse_timezone
 
-Aggregation = Literal["sum", "mean", "min", "max"]
 SourceFormat = Literal[
     "csv", "caravan_csv", "caravan_netcdf", "camels_us_streamflow", "camels_us_forcing",
     "netcdf_station", "netcdf_grid",
 ]
 TimestampConvention = Literal["interval_start", "interval_end", "instantaneous"]
-
-# Units whose values the ingest knows how to convert. Kind "depth" is an amount accumulated over
-# the source step, "depth_rate" a precipitation/evaporation/runoff rate, "volume_rate" a discharge.
-KNOWN_UNITS: dict[str, str] = {
-    "mm": "depth", "kg m-2": "depth", "m": "depth",
-    "mm/d": "depth_rate", "mm/h": "depth_rate", "mm/s": "depth_rate", "kg m-2 s-1": "depth_rate",
-    "m/s": "depth_rate",
-    "m3/s": "volume_rate", "ft3/s": "volume_rate", "l/s": "volume_rate",
-    "degC": "temperature", "K": "temperature", "degF": "temperature",
-}
-OUTPUT_UNITS: dict[str, tuple[str, ...]] = {
-    "depth": ("mm",),
-    "depth_rate": ("mm", "mm/d", "mm/h", "m3/s"),
-    "volume_rate": ("m3/s", "mm/d", "mm/h", "mm"),
-    "temperature": ("degC", "K"),
-}
-DEFAULT_OUTPUT_UNITS = {"depth": "mm", "depth_rate": "mm/d", "volume_rate": "m3/s", "temperature": "degC"}
-
-
-class VariableSpec(StrictModel):
-    """How one output variable is read from a source and aggregated onto the grid.
-
-    ``units`` must be one of :data:`KNOWN_UNITS` unless ``convert`` is false, in which case the
-    values and their unit string pass through unchanged (wind speed, pressure, ...).
-    """
-
-    source: str = Field(description="column or NetCDF variable name in the source (CAMELS forcing: "
-                                    "lower-cased column-name prefix, e.g. 'prcp')")
-    units: str = Field(description="units of the source values")
-    aggregation: Aggregation = "mean"
-    output_units: str | None = Field(None, description="default: mm for amounts, mm/d for rates, "
-                                                       "m3/s for discharge, degC for temperature")
-    convert: bool = True
-    min_coverage: float | None = Field(None, ge=0.0, le=1.0, description="overrides the source's")
-    valid_min: float | None = Field(None, description="smallest plausible value, in the source units "
-                                    "(default by kind, see hydroseq.ingest.plausibility)")
-    valid_max: float | None = Field(None, description="largest plausible value, in the source units")
-    long_name: str | None = None
-    standard_name: str | None = None
-
-    @model_validator(mode="after")
-    def _units_known(self) -> VariableSpec:
-        for name in ("valid_min", "valid_max"):
-            bound = getattr(self, name)
-            if bound is not None and not math.isfinite(bound):
-                raise ValueError(f"{name} must be a finite number, got {bound}")
-        if self.valid_min is not None and self.valid_max is not None and self.valid_min > self.valid_max:
-            raise ValueError(f"valid_min {self.valid_min} is above valid_max {self.valid_max}")
-        if not self.convert:
-            return self
-        kind = KNOWN_UNITS.get(self.units)
-        if kind is None:
-            raise ValueError(f"unknown units {self.units!r}; known: {', '.join(KNOWN_UNITS)} "
-                             "(or set convert: false to pass values through)")
-        if self.output_units is not None and self.output_units not in OUTPUT_UNITS[kind]:
-            raise ValueError(f"cannot convert {self.units!r} to {self.output_units!r}; "
-                             f"possible: {', '.join(OUTPUT_UNITS[kind])}")
-        if kind == "depth" and self.aggregation != "sum":
-            raise ValueError(f"{self.units!r} is an amount per step: aggregation must be 'sum'")
-        if kind in ("volume_rate", "temperature") and self.aggregation == "sum":
-            raise ValueError(f"summing {self.units!r} values has no physical meaning: use mean, min or max")
-        return self
-
-    @property
-    def kind(self) -> str:
-        """``depth``, ``depth_rate``, ``volume_rate``, ``temperature`` or ``other``."""
-        return KNOWN_UNITS.get(self.units, "other") if self.convert else "other"
-
-    @property
-    def resolved_output_units(self) -> str:
-        """The units written to the output file."""
-        if self.kind == "other":
-            return self.output_units or self.units
-        if self.output_units:
-            return self.output_units
-        if self.kind == "depth_rate" and self.aggregation == "sum":
-            return "mm"
-        return DEFAULT_OUTPUT_UNITS[self.kind]
-
 
 class SourceConfig(StrictModel):
     """One input: a file or glob, its format, its time conventions and its variables."""
@@ -258,6 +179,8 @@ class IngestConfig(StrictModel):
 
     stations: StationsConfig
     sources: list[SourceConfig] = Field(min_length=1)
+    forecast_sources: list[ForecastSourceConfig] = Field(
+        default_factory=list, description="issued weather forecasts gridded onto (station, issue, lead)")
     grid: GridConfig
     on_bad_station: Literal["fail", "skip"] = Field(
         "fail", description="fail the run on a station's bad input, or skip it and report why")
@@ -265,11 +188,13 @@ class IngestConfig(StrictModel):
 
     @model_validator(mode="after")
     def _unique_variables(self) -> IngestConfig:
+        produced = [(name, source.label) for source in self.sources for name in source.variables]
+        for forecast in self.forecast_sources:
+            produced += [(output, forecast.label) for name in forecast.variables
+                         for output in (name, f"{name}_reference_time")]
         seen: dict[str, str] = {}
-        for source in self.sources:
-            for name in source.variables:
-                if name in seen:
-                    raise ValueError(f"variable {name!r} is produced by both {seen[name]!r} and "
-                                     f"{source.label!r}")
-                seen[name] = source.label
+        for name, label in produced:
+            if name in seen:
+                raise ValueError(f"variable {name!r} is produced by both {seen[name]!r} and {label!r}")
+            seen[name] = label
         return self

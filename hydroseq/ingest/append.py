@@ -9,6 +9,12 @@ same dataset, value for value and checksum for checksum, as one ingest over the 
 Rules: the grid (frequency, time zone, day boundary) and the stations (ids, in order) must be those
 of the existing file, and the new steps must continue it without a gap (they may overlap its tail,
 so that late or revised observations of the last days replace the earlier values).
+
+Forecast variables (``hydroseq_role = "forecast"``, dims ``(station, time, lead)``) are appended
+the same way, the lead count must be the file's; at an overlapping issue where the new ingest found
+no published product (its ``NAME_reference_time`` is NaT: the window's files hold only the newest
+products) the file's value and reference time are kept, so appending the newest product never
+erases the forecasts of the earlier issues.
 """
 
 from __future__ import annotations
@@ -42,6 +48,7 @@ def append_to_existing(out: str | Path, new: xr.Dataset, grid: GridSpec) -> xr.D
     with opened:
         old = opened.load()
     _check_compatible(out, old, old_grid, new, grid)
+    new = _keep_published_forecasts(old, new)
     keep = old.isel(time=np.flatnonzero(old["time"].values < new["time"].values[0]))
     return _combine(keep, new, old.attrs)
 
@@ -59,6 +66,9 @@ def _check_compatible(out: Path, old: xr.Dataset, old_grid: GridSpec, new: xr.Da
                              "another order): appending needs the same stations; run a full ingest instead")
     if set(old.data_vars) != set(new.data_vars):
         raise InputDataError(out, f"variables differ: {sorted(map(str, set(old.data_vars) ^ set(new.data_vars)))}")
+    if old.sizes.get("lead") != new.sizes.get("lead"):
+        raise InputDataError(out, f"the file has {old.sizes.get('lead', 0)} forecast lead(s), the config "
+                             f"{new.sizes.get('lead', 0)}: appending needs the same horizon", where="lead")
     step = grid.step
     old_times, first_new = old["time"].values, pd.Timestamp(new["time"].values[0])
     if first_new > pd.Timestamp(old_times[-1]) + step:
@@ -69,14 +79,33 @@ def _check_compatible(out: Path, old: xr.Dataset, old_grid: GridSpec, new: xr.Da
                              f"{pd.Timestamp(old_times[0])}: that is a full ingest, run it without --append")
 
 
+def _keep_published_forecasts(old: xr.Dataset, new: xr.Dataset) -> xr.Dataset:
+    """``new`` with the file's forecast at overlapping issues where ``new`` has no product."""
+    old_times, new_times = old["time"].values, new["time"].values
+    index = np.clip(np.searchsorted(old_times, new_times), 0, len(old_times) - 1)
+    overlap = np.flatnonzero(old_times[index] == new_times)
+    if not len(overlap):
+        return new
+    new = new.copy(deep=True)
+    for name in [n for n in new.data_vars if new[n].attrs.get("hydroseq_role") == "forecast"]:
+        reference = f"{name}_reference_time"
+        old_reference = old[reference].values[:, index[overlap]]
+        take = np.isnat(new[reference].values[:, overlap]) & ~np.isnat(old_reference)
+        stations, steps = np.nonzero(take)
+        new[reference].values[stations, overlap[steps]] = old_reference[stations, steps]
+        new[name].values[stations, overlap[steps], :] = old[name].values[:, index[overlap]][stations, steps, :]
+    return new
+
+
 def _combine(keep: xr.Dataset, new: xr.Dataset, old_attrs: dict) -> xr.Dataset:
-    dynamic = [name for name in new.data_vars if "time" in new[name].dims]
-    series = xr.concat([keep[dynamic], new[dynamic]], dim="time", coords="minimal", compat="override",
+    timed = [name for name in new.data_vars if "time" in new[name].dims]
+    series = xr.concat([keep[timed], new[timed]], dim="time", coords="minimal", compat="override",
                        join="override")
-    combined = new.drop_dims("time").assign({name: series[name] for name in dynamic})
+    combined = new.drop_dims("time").assign({name: series[name] for name in timed})
     combined = combined[list(new.data_vars)]
-    for name in dynamic:
+    for name in timed:
         combined[name].attrs = dict(new[name].attrs)
+    for name in [n for n in timed if new[n].attrs.get("hydroseq_role") == "dynamic"]:
         coverage = np.mean(~np.isnan(combined[name].values), axis=1).astype(np.float32)
         combined[f"coverage_{name}"] = ("station", coverage, dict(new[f"coverage_{name}"].attrs))
     combined["time"].attrs = dict(new["time"].attrs)

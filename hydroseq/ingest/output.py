@@ -11,9 +11,11 @@ import xarray as xr
 
 from hydroseq import __version__
 from hydroseq.config import IngestConfig, dump_config
-from hydroseq.config.ingest import SourceConfig, VariableSpec
+from hydroseq.config.ingest import SourceConfig
+from hydroseq.config.variables import VariableSpec
 from hydroseq.fileio import atomic_path, sha256_file
 from hydroseq.ingest import units
+from hydroseq.ingest.forecast_grid import ForecastOnGrid
 from hydroseq.ingest.station import StationResult
 from hydroseq.ingest.timegrid import TimeGrid
 
@@ -28,9 +30,9 @@ _STANDARD_NAMES = (  # (name fragment, output unit) -> CF standard name, when th
 
 
 def build_dataset(config: IngestConfig, grid: TimeGrid, results: list[StationResult],
-                  source_files: list[Path]) -> xr.Dataset:
-    """Assemble the dataset (in memory) from the per-station results, with every attribute of the
-    contract including ``dataset_checksum``."""
+                  source_files: list[Path], forecasts: tuple[ForecastOnGrid, ...] = ()) -> xr.Dataset:
+    """Assemble the dataset (in memory) from the per-station results and the forecast sources on
+    the grid, with every attribute of the contract including ``dataset_checksum``."""
     stations = [result.station for result in results]
     coords = {
         "station": ("station", np.array([s.id for s in stations], dtype=object),
@@ -56,6 +58,13 @@ def build_dataset(config: IngestConfig, grid: TimeGrid, results: list[StationRes
     for attribute in config.stations.static_attributes:
         data_vars[attribute] = ("station", np.array([s.static[attribute] for s in stations], dtype=np.float32),
                                 {"long_name": attribute, "hydroseq_role": "static"})
+    if forecasts:
+        horizon = max(forecast.source.horizon for forecast in forecasts)
+        coords["lead"] = ("lead", np.arange(1, horizon + 1, dtype=np.int32),
+                          {"long_name": "lead time: lead l of issue t covers (t + (l-1) step, t + l step]",
+                           "units": "grid steps"})
+        for forecast in forecasts:
+            data_vars.update(_forecast_variables(forecast, horizon))
     ds = xr.Dataset(data_vars, coords=coords)
     ds.attrs = _global_attrs(config, grid, source_files)
     ds.attrs["dataset_checksum"] = dataset_checksum(ds)
@@ -64,10 +73,14 @@ def build_dataset(config: IngestConfig, grid: TimeGrid, results: list[StationRes
 
 def write_dataset(ds: xr.Dataset, out: str | Path) -> None:
     """Write ``ds`` to ``out`` atomically (temporary file beside it, then rename)."""
-    encoding = {name: {"_FillValue": np.float32(np.nan)} for name in ds.data_vars if ds[name].dtype == np.float32}
+    encoding: dict[str, dict] = {str(name): {"_FillValue": np.float32(np.nan)} for name in ds.data_vars
+                                 if ds[name].dtype == np.float32}
     encoding["time"] = dict(TIME_ENCODING)
     for name in ("station", "station_name"):
         encoding[name] = {"dtype": str}
+    for variable in ds.data_vars.values():
+        if variable.dtype.kind == "M":
+            encoding[str(variable.name)] = {**TIME_ENCODING, "_FillValue": np.iinfo(np.int64).min}
     with atomic_path(out) as tmp:
         ds.to_netcdf(tmp, engine="netcdf4", format="NETCDF4", encoding=encoding)
 
@@ -112,6 +125,36 @@ def _dynamic_attrs(name: str, spec: VariableSpec, source: SourceConfig) -> dict[
     if standard_name:
         attrs["standard_name"] = standard_name
     return attrs
+
+
+def _forecast_variables(forecast: ForecastOnGrid,
+                        horizon: int) -> dict[str, tuple[tuple[str, ...], np.ndarray, dict[str, str]]]:
+    source = forecast.source
+    variables: dict[str, tuple[tuple[str, ...], np.ndarray, dict[str, str]]] = {}
+    for name, spec in source.variables.items():
+        values = forecast.values[name]
+        padded = np.full((*values.shape[:2], horizon), np.nan, dtype=np.float32)
+        padded[..., :values.shape[2]] = values
+        attrs = {
+            "units": units.cf_units(spec),
+            "long_name": spec.long_name or name.replace("_", " "),
+            "cell_methods": f"lead: {spec.aggregation} over the lead's grid interval",
+            "hydroseq_role": "forecast",
+            "forecast_source": source.label,
+            "forecast_latency": source.latency,
+            "forecast_issue_frequency": source.issue_frequency,
+            "forecast_horizon": str(source.horizon),
+            "forecast_on_missing_product": source.on_missing_product,
+            "accumulation": spec.accumulation or "none",
+        }
+        standard_name = spec.standard_name or _guess_standard_name(name, spec.resolved_output_units)
+        if standard_name:
+            attrs["standard_name"] = standard_name
+        variables[name] = (("station", "time", "lead"), padded, attrs)
+        variables[f"{name}_reference_time"] = (("station", "time"), forecast.reference_time, {
+            "long_name": f"reference time of the {source.label} product used for {name} at each issue (UTC)",
+            "hydroseq_role": "forecast_reference_time", "forecast_variable": name})
+    return variables
 
 
 def _guess_standard_name(name: str, output_units: str) -> str | None:

@@ -11,6 +11,7 @@ from hydroseq.config import IngestConfig
 from hydroseq.errors import InputDataError
 from hydroseq.fileio import manifest_path, publish_set
 from hydroseq.ingest.append import append_to_existing
+from hydroseq.ingest.forecast_grid import grid_forecast_source
 from hydroseq.ingest.output import build_dataset, write_dataset
 from hydroseq.ingest.readers import READERS, source_files
 from hydroseq.ingest.report import IngestReport, build_report, save_report
@@ -27,8 +28,10 @@ def ingest(config: IngestConfig, out: str | Path, workers: int | None = None, sc
     (:func:`hydroseq.fileio.publish_set`: all of them or none) and returns the
     :class:`~hydroseq.ingest.report.IngestReport`. With ``on_bad_station: skip`` a station whose
     input is unusable is left out and reported; with ``fail`` its error stops the run and nothing
-    is written. ``workers`` (a new local dask cluster of that many processes) or ``scheduler`` (an
-    existing one) grid the stations in parallel; the file is the same as a serial run's.
+    is written. Forecast sources (``forecast_sources``) are gridded after the observations, in this
+    process, at the stations ingested (:mod:`hydroseq.ingest.forecast_grid`). ``workers`` (a new
+    local dask cluster of that many processes) or ``scheduler`` (an existing one) grid the stations
+    in parallel; the file is the same as a serial run's.
     ``append`` adds the grid steps of this config to the existing ``out`` (see
     :mod:`hydroseq.ingest.append`). ``show_progress`` draws a progress bar on a terminal.
     """
@@ -50,7 +53,10 @@ def ingest(config: IngestConfig, out: str | Path, workers: int | None = None, sc
                 _skip_or_raise(config, dropped, station.id, error)
     if not results:
         raise InputDataError(out, "no station could be ingested: " + "; ".join(f"{k}: {v}" for k, v in dropped.items()))
-    ds = build_dataset(config, grid, results, files)
+    stations_done = [result.station for result in results]
+    forecasts = tuple(grid_forecast_source(source, stations_done, grid) for source in config.forecast_sources)
+    files += [path for forecast in forecasts for path in forecast.files if path not in files]
+    ds = build_dataset(config, grid, results, files, forecasts)
     if append:
         ds = append_to_existing(out, ds, grid.spec)
     marked_missing = {result.station.id: result.marked_missing for result in results}

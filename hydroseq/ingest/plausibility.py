@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from hydroseq.config.ingest import SourceConfig, VariableSpec
+from hydroseq.config.ingest import SourceConfig
+from hydroseq.config.variables import VariableSpec
 from hydroseq.errors import InputDataError
 from hydroseq.ingest import units
 from hydroseq.ingest.readers.base import RawSeries

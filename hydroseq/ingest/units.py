@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from hydroseq.config.ingest import VariableSpec
+from hydroseq.config.variables import VariableSpec
 
 _FT3 = 0.028316846592  # m3 per cubic foot (exact)
 _TO_CANONICAL = {

@@ -37,16 +37,35 @@ def station_ids(source: SourceConfig, path: Path) -> list[str] | None:
 def read(source: SourceConfig, path: Path, station: Station) -> RawSeries:
     """The series of ``station`` extracted from the grid."""
     times, utc_offset, lats, lons, fields = _load(path, source)
-    if source.extraction == "nearest":
-        row, col = _nearest(path, lats, lons, station)
-        values = {name: field[:, row, col] for name, field in fields.items()}
-    else:
-        cells = _weights(source, station)
-        rows, cols = _cell_indices(path, lats, lons, cells)
-        weights = cells["weight"].to_numpy(dtype=np.float64)
-        values = {name: _weighted_mean(field[:, rows, cols], weights) for name, field in fields.items()}
+    values = extract_at_station(path, lats, lons, fields, station, source.extraction, source.weights_path)
     offsets = None if utc_offset is None else np.full(len(times), utc_offset, dtype=np.int64)
     return RawSeries(path, pd.DatetimeIndex(times).as_unit("ns"), values, None, offsets)
+
+
+def extract_at_station(path: Path, lats: np.ndarray, lons: np.ndarray, fields: dict[str, np.ndarray],
+                       station: Station, extraction: str, weights_path: Path | None) -> dict[str, np.ndarray]:
+    """Each field's values at ``station``: the nearest cell, or the weighted mean of its cells.
+
+    Parameters
+    ----------
+    path
+        The gridded file (for messages).
+    lats, lons
+        The grid's 1-D cell-centre coordinates.
+    fields
+        Name -> array whose last two axes are (lat, lon); any leading axes (time, or reference
+        time and step) are kept.
+    extraction
+        ``nearest`` or ``weights`` (cells and weights of the station listed in ``weights_path``).
+    """
+    if extraction == "nearest":
+        row, col = _nearest(path, lats, lons, station)
+        return {name: field[..., row, col] for name, field in fields.items()}
+    assert weights_path is not None
+    cells = _weights(weights_path, station)
+    rows, cols = _cell_indices(path, lats, lons, cells)
+    weights = cells["weight"].to_numpy(dtype=np.float64)
+    return {name: _weighted_mean(field[..., rows, cols], weights) for name, field in fields.items()}
 
 
 @cached_per_file(maxsize=2)
@@ -109,14 +128,13 @@ def _weights_table(path: Path) -> pd.DataFrame:
     return table
 
 
-def _weights(source: SourceConfig, station: Station) -> pd.DataFrame:
-    assert source.weights_path is not None
-    table = _weights_table(source.weights_path)
+def _weights(weights_path: Path, station: Station) -> pd.DataFrame:
+    table = _weights_table(weights_path)
     cells = table[table["station_id"] == station.id]
     if cells.empty:
-        raise InputDataError(source.weights_path, f"no cells listed for station {station.id}")
+        raise InputDataError(weights_path, f"no cells listed for station {station.id}")
     if (cells["weight"] < 0).any() or cells["weight"].sum() <= 0:
-        raise InputDataError(source.weights_path, "weights must be non-negative with a positive sum",
+        raise InputDataError(weights_path, "weights must be non-negative with a positive sum",
                              f"station {station.id}")
     return cells
 
@@ -135,7 +153,7 @@ def _cell_indices(path: Path, lats: np.ndarray, lons: np.ndarray, cells: pd.Data
 
 def _weighted_mean(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
     valid = ~np.isnan(values)
-    total = (np.where(valid, values, 0.0) * weights).sum(axis=1)
-    norm = (valid * weights).sum(axis=1)
+    total = (np.where(valid, values, 0.0) * weights).sum(axis=-1)
+    norm = (valid * weights).sum(axis=-1)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(norm > 0, total / np.where(norm > 0, norm, 1.0), np.nan)
