@@ -205,6 +205,11 @@ class ModelConfig(StrictModel):
     observed_skip: bool = Field(
         False, description="per-step with lagged_target: add the newest observed target at or before t (0 when "
                            "the sequence has none) to every lead's output, so the network learns the change from it")
+    forecast_rollout: bool = Field(
+        False, description="with data.forecast_inputs: read them with a short LSTM over the lead window started "
+                           "from the hindcast state (a handoff) instead of as extra inputs of the hindcast LSTM")
+    forecast_hidden_size: PositiveInt | None = Field(None, description="size of the roll-out LSTM (default "
+                                                                        "hidden_size)")
 
 
 class TrainingConfig(StrictModel):

@@ -9,6 +9,7 @@ from hydroseq.dataset.features import FeatureLayout
 from hydroseq.model.ensemble import EnsembleModel
 from hydroseq.model.losses import masked_mse, nse_loss, station_target_std
 from hydroseq.model.lstm import LSTMModel, LSTMPath, Mode, last_valid_step
+from hydroseq.model.rollout import ForecastRolloutSpec
 
 __all__ = ["EnsembleModel", "LSTMModel", "LSTMPath", "Mode", "TrainedModel", "get_model", "last_valid_step",
            "masked_mse", "nse_loss", "station_target_std"]
@@ -42,7 +43,14 @@ def get_model(config: ModelConfig, n_features: int, n_outputs: int, mode: Mode,
         if layout is None or layout.lagged_column is None or layout.flag_column is None:
             raise ValueError("model.observed_skip needs a per-step data config with lagged_target")
         skip = (layout.lagged_column, layout.flag_column)
+    rollout = None
+    if config.forecast_rollout:
+        if data is None or not data.forecast_inputs:
+            raise ValueError("model.forecast_rollout needs data.forecast_inputs")
+        layout = FeatureLayout.from_config(data)
+        rollout = ForecastRolloutSpec(layout.forecast_columns.start, len(data.forecast_inputs), data.forecast_horizon,
+                                      tuple(data.lead_steps), config.forecast_hidden_size or config.hidden_size)
     return LSTMModel(n_features, n_outputs, hidden_size=config.hidden_size, num_layers=config.num_layers,
                      embedding_size=config.embedding_size, dropout=config.dropout,
                      initial_forget_bias=config.initial_forget_bias, mode=mode, lstm_path=lstm_path,
-                     skip_columns=skip)
+                     skip_columns=skip, rollout=rollout)

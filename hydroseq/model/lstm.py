@@ -23,6 +23,8 @@ import torch
 from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
+from hydroseq.model.rollout import ForecastRollout, ForecastRolloutSpec
+
 Mode = Literal["per_step", "sequence"]
 SKIP_GATE_INITIAL_BIAS = 3.0  # sigmoid(3) = 0.95: training starts from (almost) the plain skip
 LSTMPath = Literal["packed", "padded"]
@@ -56,24 +58,34 @@ class LSTMModel(nn.Module):
         map of ``h_t``, one per output, starting near 1: the network predicts the change from the
         newest observation and learns to lean on it less as it ages (the LSTM sees the flags, so it
         knows how old it is); where the sequence has none, ``q_t`` is 0.
+    rollout
+        Per-step mode with weather-forecast inputs: the hindcast LSTM reads every input except
+        them, and the outputs come from a roll-out over the lead window (:mod:`.rollout`) instead of
+        the linear head (the gated skip, if any, is added as before).
     """
 
     def __init__(self, n_features: int, n_outputs: int, hidden_size: int = 64, num_layers: int = 1,
                  embedding_size: int | None = None, dropout: float = 0.0, initial_forget_bias: float = 3.0,
                  mode: Mode = "per_step", lstm_path: LSTMPath = "padded",
-                 skip_columns: tuple[int, int] | None = None) -> None:
+                 skip_columns: tuple[int, int] | None = None, rollout: ForecastRolloutSpec | None = None) -> None:
         super().__init__()
-        if skip_columns is not None and mode != "per_step":
-            raise ValueError("skip_columns applies to per-step models only")
+        if (skip_columns is not None or rollout is not None) and mode != "per_step":
+            raise ValueError("skip_columns and rollout apply to per-step models only")
         self.mode: Mode = mode
         self.skip_columns = skip_columns
         self.lstm_path: LSTMPath = lstm_path
-        self.embedding = nn.Linear(n_features, embedding_size) if embedding_size else None
-        lstm_inputs = embedding_size or n_features
+        self.hindcast_columns = None if rollout is None else [
+            column for column in range(n_features) if not rollout.columns.start <= column < rollout.columns.stop]
+        hindcast_features = n_features if self.hindcast_columns is None else len(self.hindcast_columns)
+        self.embedding = nn.Linear(hindcast_features, embedding_size) if embedding_size else None
+        lstm_inputs = embedding_size or hindcast_features
         self.lstm = nn.LSTM(lstm_inputs, hidden_size, num_layers=num_layers, batch_first=True,
                             dropout=dropout if num_layers > 1 else 0.0)
         self.dropout = nn.Dropout(dropout)
-        self.head = nn.Linear(hidden_size, n_outputs)
+        self.rollout = None if rollout is None else ForecastRollout(rollout, hidden_size)
+        if rollout is not None and len(rollout.leads) != n_outputs:
+            raise ValueError(f"the roll-out predicts {len(rollout.leads)} leads, the model {n_outputs} outputs")
+        self.head = nn.Linear(hidden_size, n_outputs) if rollout is None else None
         self.skip_gate = nn.Linear(hidden_size, n_outputs) if skip_columns is not None else None
         if self.skip_gate is not None:
             nn.init.zeros_(self.skip_gate.weight)
@@ -91,16 +103,22 @@ class LSTMModel(nn.Module):
     def forward(self, x: Tensor, lengths: Tensor, path: LSTMPath | None = None) -> Tensor:
         """Predict from a right-padded batch ``x [B, T, F]`` with ``lengths [B]`` sorted descending."""
         inputs = x
+        if self.hindcast_columns is not None:
+            x = x[..., self.hindcast_columns]
         if self.embedding is not None:
             x = self.embedding(x)
         features = self._packed(x, lengths) if (path or self.lstm_path) == "packed" else self._padded(x, lengths)
         features = self.dropout(features)
-        out = self.head(features)
+        out = self.rollout(features, inputs) if self.rollout is not None else self._head(features)
         if self.skip_columns is not None and self.skip_gate is not None:
             value, flag = self.skip_columns
             newest = newest_observed_value(inputs[..., value], inputs[..., flag]).unsqueeze(-1).to(out.dtype)
             out = out + torch.sigmoid(self.skip_gate(features)) * newest
         return out
+
+    def _head(self, features: Tensor) -> Tensor:
+        assert self.head is not None  # built whenever there is no roll-out
+        return self.head(features)
 
     def _packed(self, x: Tensor, lengths: Tensor) -> Tensor:
         packed = pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=True)
