@@ -11,6 +11,9 @@
 #   HYDROSEQ_PUBLISH_DIR    where forecasts are published                          [forecasts]
 #   HYDROSEQ_WORK_DIR       scratch space                                          [runs/daily]
 #   HYDROSEQ_OVERLAP_DAYS   recent days re-ingested to pick up late observations   [3]
+#   HYDROSEQ_MISSING_FORECAST_INPUT  models with weather-forecast inputs, a station with no product valid
+#                           at the issue time: fallback (forecast without it) or fail  [fallback]
+#   (an ingest config with forecast_sources ingests the newest weather-forecast product in the same step)
 #   HYDROSEQ / PYTHON       the hydroseq command and its Python                    [hydroseq / python3]
 #
 # Exit status (for the scheduler):
@@ -28,6 +31,7 @@ MODEL=${HYDROSEQ_MODEL:-runs/model}
 PUBLISH_DIR=${HYDROSEQ_PUBLISH_DIR:-forecasts}
 WORK_DIR=${HYDROSEQ_WORK_DIR:-runs/daily}
 OVERLAP_DAYS=${HYDROSEQ_OVERLAP_DAYS:-3}
+MISSING_FORECAST_INPUT=${HYDROSEQ_MISSING_FORECAST_INPUT:-fallback}
 HYDROSEQ=${HYDROSEQ:-hydroseq}
 PYTHON=${PYTHON:-python3}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -83,7 +87,7 @@ incremental_ingest() {
 forecast() {
     local status=0
     step "$HYDROSEQ" forecast --model "$MODEL" --data "$DATA" --issue-time "$ISSUE_DATE" \
-        --out "$WORK_DIR/forecast_$ISSUE_DATE.nc" >&2 || status=$?
+        --out "$WORK_DIR/forecast_$ISSUE_DATE.nc" --missing-forecast-input "$MISSING_FORECAST_INPUT" >&2 || status=$?
     case $status in
         0) ;;
         1) fail 31 "no station could be forecast (reasons above)" ;;

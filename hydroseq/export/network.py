@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from hydroseq.model import TrainedModel, last_valid_step
+from hydroseq.model import TrainedModel
 
 
 class LastStepNetwork(nn.Module):
@@ -26,10 +26,7 @@ class LastStepNetwork(nn.Module):
 
     def forward(self, x: Tensor, lengths: Tensor) -> Tensor:
         """Outputs at position ``lengths - 1`` of each row of the right-padded batch ``x``."""
-        output = self.model(x, lengths, path="padded")
-        if self.model.mode == "sequence":
-            return output
-        return last_valid_step(output, lengths)
+        return self.model(x, lengths, path="padded", last_only=True)
 
 
 def reference_prediction(model: TrainedModel, x: Tensor, lengths: Tensor) -> Tensor:
@@ -40,9 +37,7 @@ def reference_prediction(model: TrainedModel, x: Tensor, lengths: Tensor) -> Ten
     """
     order = torch.argsort(lengths, descending=True, stable=True)
     with torch.no_grad():
-        output = model(x[order], lengths[order], path="packed")
-        if model.mode == "per_step":
-            output = last_valid_step(output, lengths[order])
+        output = model(x[order], lengths[order], path="packed", last_only=True)
     restored = torch.empty_like(output)
     restored[order] = output
     return restored

@@ -41,10 +41,11 @@ class EnsembleModel(nn.Module):
         """The first member's LSTM (its sizes are every member's)."""
         return self.first_member.lstm
 
-    def member_outputs(self, x: Tensor, lengths: Tensor, path: LSTMPath | None = None) -> Tensor:
+    def member_outputs(self, x: Tensor, lengths: Tensor, path: LSTMPath | None = None,
+                       last_only: bool = False) -> Tensor:
         """Every member's output, stacked on a new first axis ``[member, ...]``."""
-        return torch.stack([member(x, lengths, path=path) for member in self.members])
+        return torch.stack([member(x, lengths, path=path, last_only=last_only) for member in self.members])
 
-    def forward(self, x: Tensor, lengths: Tensor, path: LSTMPath | None = None) -> Tensor:
-        """The mean of the members' outputs."""
-        return self.member_outputs(x, lengths, path).mean(dim=0)
+    def forward(self, x: Tensor, lengths: Tensor, path: LSTMPath | None = None, last_only: bool = False) -> Tensor:
+        """The mean of the members' outputs (``last_only``: see :meth:`LSTMModel.forward`)."""
+        return self.member_outputs(x, lengths, path, last_only).mean(dim=0)

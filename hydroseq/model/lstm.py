@@ -100,8 +100,12 @@ class LSTMModel(nn.Module):
                 getattr(self.lstm, f"bias_ih_l{layer}")[hidden:2 * hidden].fill_(0.0)
                 getattr(self.lstm, f"bias_hh_l{layer}")[hidden:2 * hidden].fill_(value)
 
-    def forward(self, x: Tensor, lengths: Tensor, path: LSTMPath | None = None) -> Tensor:
-        """Predict from a right-padded batch ``x [B, T, F]`` with ``lengths [B]`` sorted descending."""
+    def forward(self, x: Tensor, lengths: Tensor, path: LSTMPath | None = None, last_only: bool = False) -> Tensor:
+        """Predict from a right-padded batch ``x [B, T, F]`` with ``lengths [B]`` sorted descending.
+
+        ``last_only`` (per-step mode): only each row's output at its last valid step, ``[B, n_outputs]``,
+        with the heads (and the roll-out) applied at that step alone.
+        """
         inputs = x
         if self.hindcast_columns is not None:
             x = x[..., self.hindcast_columns]
@@ -109,12 +113,18 @@ class LSTMModel(nn.Module):
             x = self.embedding(x)
         features = self._packed(x, lengths) if (path or self.lstm_path) == "packed" else self._padded(x, lengths)
         features = self.dropout(features)
-        out = self.rollout(features, inputs) if self.rollout is not None else self._head(features)
-        if self.skip_columns is not None and self.skip_gate is not None:
+        newest = None
+        if self.skip_columns is not None:
             value, flag = self.skip_columns
-            newest = newest_observed_value(inputs[..., value], inputs[..., flag]).unsqueeze(-1).to(out.dtype)
-            out = out + torch.sigmoid(self.skip_gate(features)) * newest
-        return out
+            newest = newest_observed_value(inputs[..., value], inputs[..., flag]).unsqueeze(-1)
+        if last_only and self.mode == "per_step":
+            features = last_valid_step(features, lengths).unsqueeze(1)
+            inputs = last_valid_step(inputs, lengths).unsqueeze(1)
+            newest = None if newest is None else last_valid_step(newest, lengths).unsqueeze(1)
+        out = self.rollout(features, inputs) if self.rollout is not None else self._head(features)
+        if newest is not None and self.skip_gate is not None:
+            out = out + torch.sigmoid(self.skip_gate(features)) * newest.to(out.dtype)
+        return out.squeeze(1) if last_only and self.mode == "per_step" else out
 
     def _head(self, features: Tensor) -> Tensor:
         assert self.head is not None  # built whenever there is no roll-out

@@ -126,10 +126,11 @@ def predict_split(model: TrainedModel, station_data: StationData, scalers: Scale
     for first in batches:
         batch = dataset.gather(np.arange(first, min(first + batch_size, len(index))))
         x = _hide_last_steps(batch.x, batch.lengths, dataset, hide_last) if hide_last else batch.x
-        out = model(x.to(device), batch.lengths).float().cpu().numpy()
+        last_only = per_step and stride == 1  # one output per window: the heads run at its last step alone
+        out = model(x.to(device), batch.lengths, last_only=last_only).float().cpu().numpy()
         station, end, lengths = batch.station.numpy(), batch.end.numpy(), batch.lengths.numpy()
         for column, lead in enumerate(leads):
-            if per_step:
+            if per_step and not last_only:
                 _scatter_per_step(scaled[column], out[..., column], station, end + lead, lengths, stride)
             else:
                 scaled[column, station, end + lead] = out[:, column]

@@ -73,3 +73,12 @@ def test_a_rollout_needs_forecast_inputs() -> None:
                    "test": {"start": "1992-01-01", "end": "1992-12-31"}}})
     with pytest.raises(ValueError, match="forecast_rollout needs data.forecast_inputs"):
         get_model(ModelConfig(forecast_rollout=True), 3, 1, "per_step", data=data)
+
+
+@pytest.mark.parametrize("path", ["packed", "padded"])
+def test_last_only_equals_the_full_output_read_at_the_last_valid_step(setup, path: str) -> None:
+    """What export and the late-gauge evaluation call: the heads at the last step alone."""
+    model, _, x, lengths = setup
+    with torch.no_grad():
+        full, last = model(x, lengths, path=path), model(x, lengths, path=path, last_only=True)
+    torch.testing.assert_close(last, full[torch.arange(len(lengths)), lengths - 1], rtol=0, atol=1e-12)
