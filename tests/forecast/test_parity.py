@@ -165,8 +165,9 @@ def test_per_step_forecast_model_parity_with_late_gauges(trained, short_historie
     assert (ages[on_time] == 0.0).all() and len(on_time) >= 25
 
 
+@pytest.mark.parametrize("rollout", [True, False], ids=["rollout", "forecast-as-inputs"])
 def test_forecast_input_model_parity_product_age_and_fallback(trained, short_histories: Path, tmp_path: Path,
-                                                              grid_index) -> None:
+                                                              grid_index, rollout: bool) -> None:
     """Per-step model with weather-forecast inputs: an ingested archive (no product valid at the
     issue step of the second run) and a perfect input with noise. Exported == in-memory; the
     forecast records each product's age, lists the stations forecast without one, or fails if asked."""
@@ -178,7 +179,7 @@ def test_forecast_input_model_parity_product_age_and_fallback(trained, short_his
         **config.data.model_dump(), "leads": [1, 2, 3], "lagged_target": True,
         "forecast_inputs": [{"variable": "rain_forecast", "source": "ingested"},
                             {"variable": "temperature_2m_mean", "source": "perfect", "noise_std": [0.2, 0.4, 0.8]}]})
-    config.model = config.model.model_copy(update={"observed_skip": True})
+    config.model = config.model.model_copy(update={"observed_skip": True, "forecast_rollout": rollout})
     station_data = load_station_data(path, config.data)
     scalers = Scalers.fit(station_data, config.data)
     layout = FeatureLayout.from_config(config.data)
