@@ -10,7 +10,7 @@ Two sources (:class:`hydroseq.config.train.ForecastInput`):
     The observed variable at step ``t + l``: the same layout, an upper bound on any real forecast
     (it reads the future by construction, so a model trained on it is labelled as such).
 
-Noise for ``perfect`` inputs is a function of (seed, station id, grid label, lead) only, so the
+Noise for ``perfect`` inputs is a function of (seed, variable, station id, grid label, lead) only, so the
 training, evaluation and forecast stages draw the same value for the same issue whatever window
 they read.
 """
@@ -83,12 +83,14 @@ def read_reference_times(dataset: xr.Dataset, inputs: Sequence[ForecastInput], r
 
 def forecast_noise(item: ForecastInput, station_ids: Sequence[str], times: np.ndarray) -> np.ndarray:
     """float64 ``[station, time, lead]``: ``noise_std[lead] x`` a standard normal keyed by
-    (``noise_seed``, station id, grid label, lead)."""
+    (``noise_seed``, variable, station id, grid label, lead)."""
     assert item.noise_std is not None
     stations = np.array([_id_key(station) for station in station_ids], dtype=np.uint64)
     labels = np.asarray(times, dtype="datetime64[m]").astype(np.int64).astype(np.uint64)
     leads = np.arange(1, len(item.noise_std) + 1, dtype=np.uint64)
-    seed = np.uint64(item.noise_seed % 2**63)
+    # the variable is part of the key: inputs sharing a seed must not share their noise (the model could
+    # cancel it by differencing them)
+    seed = np.uint64((item.noise_seed ^ _id_key(item.variable)) % 2**63)
     key = _mix(_mix(_mix(seed ^ stations[:, None, None]) ^ labels[None, :, None]) ^ leads[None, None, :])
     first, second = _unit_interval(_mix(key)), _unit_interval(_mix(key ^ np.uint64(0x5DEECE66D)))
     normal = np.sqrt(-2.0 * np.log(first)) * np.cos(2.0 * np.pi * second)  # Box-Muller

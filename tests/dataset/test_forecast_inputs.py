@@ -147,6 +147,8 @@ def test_noise_is_keyed_by_station_label_and_lead_so_every_window_draws_the_same
     np.testing.assert_allclose(full.mean(axis=(0, 1)), 0.0, atol=0.05)
     other = forecast_noise(item.model_copy(update={"noise_seed": 8}), stations, times)
     assert abs(np.corrcoef(full.ravel(), other.ravel())[0, 1]) < 0.02
+    other_input = forecast_noise(item.model_copy(update={"variable": "temperature_2m_mean"}), stations, times)
+    assert abs(np.corrcoef(full.ravel(), other_input.ravel())[0, 1]) < 0.02  # inputs never share noise
 
 
 def test_scalers_round_trip_their_forecast_part(small_nc: Path, make_config) -> None:
