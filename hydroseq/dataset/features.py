@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hydroseq.config.train import DataConfig, ForecastInput
-from hydroseq.dataset.forecast_inputs import forecast_noise
+from hydroseq.dataset.forecast_inputs import forecast_noise, lead_window_within
 from hydroseq.dataset.scalers import Scalers
 from hydroseq.dataset.station_data import StationData
 
@@ -140,8 +140,8 @@ def _forecast_columns(data: StationData, scalers: Scalers, layout: FeatureLayout
                          f"{data.forecast.shape[-1]} leads, the model reads {names} for {layout.forecast_horizon}")
     scaled = scalers.transform_forecast(data.forecast)
     if forecast_until is not None:
-        ends = np.arange(data.n_times)[:, None] + np.arange(1, layout.forecast_horizon + 1)[None, :]
-        scaled = np.where((ends > forecast_until)[None, :, None, :], np.nan, scaled)
+        within = lead_window_within(data.n_times, layout.forecast_horizon, forecast_until)
+        scaled = np.where(within[None, :, None, :], scaled, np.nan)
     present = np.isfinite(scaled)
     for position, item in enumerate(layout.forecast_inputs):
         if item.noise_std is not None:

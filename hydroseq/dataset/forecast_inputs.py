@@ -40,6 +40,17 @@ def perfect_forecast(series: np.ndarray, horizon: int) -> np.ndarray:
     return out
 
 
+def lead_window_within(n_times: int, horizon: int, until: int) -> np.ndarray:
+    """bool ``[time, lead]``: lead l (1..``horizon``) issued at step t ends at or before step ``until``."""
+    ends = np.arange(n_times)[:, None] + np.arange(1, horizon + 1)[None, :]
+    return ends <= until
+
+
+def last_step_of(in_period: np.ndarray) -> int:
+    """Grid index of the last ``True`` step of a period mask (-1 for an empty period)."""
+    return int(np.flatnonzero(in_period)[-1]) if in_period.any() else -1
+
+
 def read_forecast_inputs(dataset: xr.Dataset, inputs: Sequence[ForecastInput], horizon: int, rows: list[int],
                          path: Path, start: int = 0, stop: int | None = None) -> np.ndarray:
     """float32 ``[station, time, input, lead]`` for grid steps ``start..stop-1`` of the stations ``rows``.

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from hydroseq.config import DataConfig
+from hydroseq.dataset.forecast_inputs import last_step_of, lead_window_within
 from hydroseq.dataset.station_data import StationData
 from hydroseq.errors import InputDataError
 from hydroseq.fileio import write_text_atomic
@@ -171,10 +172,8 @@ class Scalers:
 
 def _train_forecast_values(station_data: StationData, in_train: np.ndarray) -> np.ndarray:
     """``[n, input]``: forecast values issued in the training period whose lead interval ends inside it."""
-    last = int(np.flatnonzero(in_train)[-1]) if in_train.any() else -1
-    horizon = station_data.forecast.shape[-1]
-    ends = np.arange(station_data.n_times)[:, None] + np.arange(1, horizon + 1)[None, :]
-    usable = in_train[:, None] & (ends <= last)
+    within = lead_window_within(station_data.n_times, station_data.forecast.shape[-1], last_step_of(in_train))
+    usable = in_train[:, None] & within
     values = np.where(usable[None, :, None, :], station_data.forecast, np.nan)
     return values.transpose(0, 1, 3, 2).reshape(-1, len(station_data.forecast_names))
 

@@ -10,6 +10,7 @@ import torch
 from hydroseq.config import DataConfig
 from hydroseq.dataset.batch import Batch
 from hydroseq.dataset.features import FeatureLayout, build_features
+from hydroseq.dataset.forecast_inputs import last_step_of
 from hydroseq.dataset.sample_index import SampleIndex
 from hydroseq.dataset.scalers import Scalers
 from hydroseq.dataset.station_data import StationData
@@ -40,8 +41,7 @@ class SequenceDataset(torch.utils.data.Dataset):
         self.layout = FeatureLayout.from_config(data_config)
         in_split = station_data.grid.period_mask(station_data.times, getattr(data_config.splits, index.split))
         # Forecast inputs whose lead window ends after the split (perfect ones read the future) are missing.
-        forecast_until = int(np.flatnonzero(in_split)[-1]) if in_split.any() else -1
-        features, _ = build_features(station_data, scalers, self.layout, forecast_until=forecast_until)
+        features, _ = build_features(station_data, scalers, self.layout, forecast_until=last_step_of(in_split))
         # Static attributes are stored on every step so that a sample is one contiguous block.
         self._features = np.ascontiguousarray(features.reshape(-1, features.shape[-1]))
         target = scalers.transform_target(station_data.target, list(station_data.station_ids))
