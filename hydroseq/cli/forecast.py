@@ -40,20 +40,15 @@ def print_summary(result: ForecastResult, n_forecast: int, outputs: list[Path], 
     for path in outputs:
         table.add_row("written", str(path))
     console.print(table)
-    if result.skipped:
-        skipped = Table(title=f"{len(result.skipped)} stations not forecast")
-        skipped.add_column("station")
-        skipped.add_column("reason")
-        for station, reason in result.skipped.items():
-            skipped.add_row(station, reason)
-        console.print(skipped)
-    if result.fallback:
-        fallback = Table(title=f"{len(result.fallback)} stations forecast without a weather forecast")
-        fallback.add_column("station")
-        fallback.add_column("why")
-        for station, reason in result.fallback.items():
-            fallback.add_row(station, reason)
-        console.print(fallback)
+    for reasons, title in ((result.skipped, "stations not forecast"),
+                           (result.fallback, "stations forecast without a weather forecast")):
+        if reasons:
+            stations = Table(title=f"{len(reasons)} {title}")
+            stations.add_column("station")
+            stations.add_column("reason")
+            for station, reason in reasons.items():
+                stations.add_row(station, reason)
+            console.print(stations)
     if "forecast_inputs_source" in result.attributes:
         console.print(f"[bold]forecast inputs[/bold]: {result.attributes['forecast_inputs_source']}")
 
