@@ -210,6 +210,21 @@ class ModelConfig(StrictModel):
                            "from the hindcast state (a handoff) instead of as extra inputs of the hindcast LSTM")
     forecast_hidden_size: PositiveInt | None = Field(None, description="size of the roll-out LSTM (default "
                                                                         "hidden_size)")
+    quantiles: list[float] | None = Field(
+        None, description="per-step mode: predict these quantile levels of every lead (strictly increasing in "
+                          "(0, 1), 0.5 among them: the point forecast) instead of one value; train with "
+                          "training.loss: quantile")
+
+    @model_validator(mode="after")
+    def _quantile_levels(self) -> ModelConfig:
+        if self.quantiles is not None:
+            levels = self.quantiles
+            increasing = all(b > a for a, b in zip(levels, levels[1:], strict=False))
+            if not increasing or any(not 0 < level < 1 for level in levels):
+                raise ValueError(f"quantiles must be strictly increasing levels in (0, 1), got {levels}")
+            if 0.5 not in levels:
+                raise ValueError(f"quantiles must include 0.5 (the median is the point forecast), got {levels}")
+        return self
 
 
 class TrainingConfig(StrictModel):
@@ -219,7 +234,9 @@ class TrainingConfig(StrictModel):
     learning_rate: float = Field(1e-3, gt=0)
     lr_schedule: Literal["constant", "cosine", "step"] = "constant"
     grad_clip: float | None = Field(1.0, gt=0)
-    loss: Literal["mse", "nse"] = "mse"
+    loss: Literal["mse", "nse", "quantile"] = Field(
+        "mse", description="mse, nse (NSE*: squared errors weighted by 1 / (station std + 0.1)^2) or quantile "
+                           "(pinball loss of model.quantiles, weighted by 1 / (station std + 0.1))")
     patience: PositiveInt | None = Field(None, description="early stopping on validation median NSE")
     seed: int = 0
     device: str = Field("auto", description="auto, cpu, cuda or cuda:N")
@@ -255,3 +272,11 @@ class TrainConfig(StrictModel):
     model: ModelConfig = ModelConfig()
     training: TrainingConfig = TrainingConfig()
     tracking: TrackingConfig = TrackingConfig()
+
+    @model_validator(mode="after")
+    def _quantile_model(self) -> TrainConfig:
+        if (self.model.quantiles is not None) != (self.training.loss == "quantile"):
+            raise ValueError("model.quantiles and training.loss: quantile go together")
+        if self.model.quantiles is not None and self.data.mode != "per_step":
+            raise ValueError("model.quantiles needs data.mode: per_step")
+        return self

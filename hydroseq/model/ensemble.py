@@ -37,6 +37,11 @@ class EnsembleModel(nn.Module):
         return self.first_member.mode
 
     @property
+    def quantiles(self) -> tuple[float, ...] | None:
+        """The members' quantile levels (None for point forecasts); the ensemble averages each level."""
+        return self.first_member.quantiles
+
+    @property
     def lstm(self) -> nn.LSTM:
         """The first member's LSTM (its sizes are every member's)."""
         return self.first_member.lstm

@@ -19,7 +19,8 @@ from torch import Tensor
 NSE_EPS = 0.1  # NeuralHydrology's default: keeps the weight of near-constant stations finite
 
 
-def _valid_mask(target: Tensor, mask: Tensor | None) -> Tensor:
+def valid_mask(target: Tensor, mask: Tensor | None) -> Tensor:
+    """Where ``target`` is finite and ``mask`` (broadcast over trailing axes) is set."""
     valid = ~torch.isnan(target)
     if mask is None:
         return valid
@@ -30,7 +31,7 @@ def _valid_mask(target: Tensor, mask: Tensor | None) -> Tensor:
 
 
 def _weighted_mean_se(pred: Tensor, target: Tensor, mask: Tensor | None, weight: Tensor | None) -> Tensor:
-    valid = _valid_mask(target, mask)
+    valid = valid_mask(target, mask)
     # zero the invalid differences before squaring: NaN * 0 would still poison the gradient
     diff = torch.where(valid, pred - target.nan_to_num(0.0), torch.zeros_like(pred))
     squared = diff.float() ** 2

@@ -23,6 +23,7 @@ import torch
 from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
+from hydroseq.model.quantile_head import ordered_quantiles
 from hydroseq.model.rollout import ForecastRollout, ForecastRolloutSpec
 
 Mode = Literal["per_step", "sequence"]
@@ -62,16 +63,24 @@ class LSTMModel(nn.Module):
         Per-step mode with weather-forecast inputs: the hindcast LSTM reads every input except
         them, and the outputs come from a roll-out over the lead window (:mod:`.rollout`) instead of
         the linear head (the gated skip, if any, is added as before).
+    quantiles
+        Per-step mode: predict these levels (increasing, 0.5 among them) of every output, as
+        ``[..., n_outputs, n_quantiles]`` that never cross (:func:`.quantile_head.ordered_quantiles`);
+        the gated skip shifts them all alike.
     """
 
     def __init__(self, n_features: int, n_outputs: int, hidden_size: int = 64, num_layers: int = 1,
                  embedding_size: int | None = None, dropout: float = 0.0, initial_forget_bias: float = 3.0,
                  mode: Mode = "per_step", lstm_path: LSTMPath = "padded",
-                 skip_columns: tuple[int, int] | None = None, rollout: ForecastRolloutSpec | None = None) -> None:
+                 skip_columns: tuple[int, int] | None = None, rollout: ForecastRolloutSpec | None = None,
+                 quantiles: tuple[float, ...] | None = None) -> None:
         super().__init__()
-        if (skip_columns is not None or rollout is not None) and mode != "per_step":
-            raise ValueError("skip_columns and rollout apply to per-step models only")
+        if (skip_columns is not None or rollout is not None or quantiles) and mode != "per_step":
+            raise ValueError("skip_columns, rollout and quantiles apply to per-step models only")
         self.mode: Mode = mode
+        self.n_outputs = n_outputs
+        self.quantiles = tuple(quantiles) if quantiles else None
+        per_output = len(self.quantiles) if self.quantiles else 1
         self.skip_columns = skip_columns
         self.lstm_path: LSTMPath = lstm_path
         self.hindcast_columns = None if rollout is None else [
@@ -82,10 +91,10 @@ class LSTMModel(nn.Module):
         self.lstm = nn.LSTM(lstm_inputs, hidden_size, num_layers=num_layers, batch_first=True,
                             dropout=dropout if num_layers > 1 else 0.0)
         self.dropout = nn.Dropout(dropout)
-        self.rollout = None if rollout is None else ForecastRollout(rollout, hidden_size)
+        self.rollout = None if rollout is None else ForecastRollout(rollout, hidden_size, per_output)
         if rollout is not None and len(rollout.leads) != n_outputs:
             raise ValueError(f"the roll-out predicts {len(rollout.leads)} leads, the model {n_outputs} outputs")
-        self.head = nn.Linear(hidden_size, n_outputs) if rollout is None else None
+        self.head = nn.Linear(hidden_size, n_outputs * per_output) if rollout is None else None
         self.skip_gate = nn.Linear(hidden_size, n_outputs) if skip_columns is not None else None
         if self.skip_gate is not None:
             nn.init.zeros_(self.skip_gate.weight)
@@ -122,8 +131,12 @@ class LSTMModel(nn.Module):
             inputs = last_valid_step(inputs, lengths).unsqueeze(1)
             newest = None if newest is None else last_valid_step(newest, lengths).unsqueeze(1)
         out = self.rollout(features, inputs) if self.rollout is not None else self._head(features)
+        if self.quantiles is not None:
+            out = ordered_quantiles(out.unflatten(-1, (self.n_outputs, len(self.quantiles))),
+                                    self.quantiles.index(0.5))
         if newest is not None and self.skip_gate is not None:
-            out = out + torch.sigmoid(self.skip_gate(features)) * newest.to(out.dtype)
+            skip = torch.sigmoid(self.skip_gate(features)) * newest.to(out.dtype)
+            out = out + (skip.unsqueeze(-1) if self.quantiles is not None else skip)
         return out.squeeze(1) if last_only and self.mode == "per_step" else out
 
     def _head(self, features: Tensor) -> Tensor:

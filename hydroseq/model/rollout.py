@@ -49,19 +49,20 @@ class ForecastRolloutSpec:
 
 
 class ForecastRollout(nn.Module):
-    """Handoff + roll-out LSTM + head: ``(h [B, T, Hd], x [B, T, F]) -> [B, T, n_leads]``."""
+    """Handoff + roll-out LSTM + head: ``(h [B, T, Hd], x [B, T, F]) -> [B, T, n_leads * outputs_per_lead]``."""
 
-    def __init__(self, spec: ForecastRolloutSpec, hindcast_size: int) -> None:
+    def __init__(self, spec: ForecastRolloutSpec, hindcast_size: int, outputs_per_lead: int = 1) -> None:
         super().__init__()
         if not spec.leads or min(spec.leads) < 1 or max(spec.leads) > spec.horizon:
             raise ValueError(f"roll-out leads {spec.leads} must lie in 1..{spec.horizon}")
         self.spec = spec
         self.handoff = nn.Linear(hindcast_size, 2 * spec.hidden_size)
         self.lstm = nn.LSTM(2 * spec.n_inputs, spec.hidden_size, batch_first=True)
-        self.head = nn.Linear(spec.hidden_size, 1)
+        self.head = nn.Linear(spec.hidden_size, outputs_per_lead)
 
     def forward(self, hindcast: Tensor, x: Tensor) -> Tensor:
-        """Outputs ``[B, T, n_leads]`` for every step of ``hindcast [B, T, Hd]``, from the forecast columns of ``x``."""
+        """Outputs ``[B, T, n_leads * outputs_per_lead]`` (lead-major) for every step of ``hindcast [B, T, Hd]``,
+        from the forecast columns of ``x``."""
         spec = self.spec
         batch, steps = hindcast.shape[:2]
         # [B, T, 2 (value, flag), input, lead] -> one roll-out sequence per (b, t): [B*T, lead, 2 * input]
@@ -72,4 +73,4 @@ class ForecastRollout(nn.Module):
         c0 = start[:, 1].unsqueeze(0).contiguous()
         states, _ = self.lstm(sequence, (h0, c0))
         picked = states[:, [lead - 1 for lead in spec.leads]]
-        return self.head(picked).reshape(batch, steps, len(spec.leads))
+        return self.head(picked).reshape(batch, steps, -1)

@@ -22,7 +22,7 @@ from tqdm.auto import tqdm
 from hydroseq.batching import BatchLoader, make_loader
 from hydroseq.config import TrainConfig
 from hydroseq.fileio import make_output_dir
-from hydroseq.model import LSTMModel, get_model, masked_mse, nse_loss
+from hydroseq.model import LSTMModel, get_model, masked_mse, nse_loss, pinball_loss
 from hydroseq.training import checkpoint as ckpt
 from hydroseq.training import distributed, store, tracking
 from hydroseq.training.augment import hide_forecast, hide_observed
@@ -125,6 +125,7 @@ def train_one_epoch(model: torch.nn.Module, optimizer: torch.optim.Optimizer, lo
     cfg = config.training
     model.train()
     station_std = data.station_std.to(device)
+    levels = torch.tensor(config.model.quantiles or [], device=device)
     total_batches = min(len(loader), cfg.max_batches_per_epoch or len(loader))
     loss_sum = torch.zeros((), device=device)
     n_batches = samples = valid_steps = padded_steps = 0
@@ -142,7 +143,9 @@ def train_one_epoch(model: torch.nn.Module, optimizer: torch.optim.Optimizer, lo
         with torch.autocast(device.type, dtype=torch.bfloat16, enabled=cfg.bf16):
             pred = model(batch.x, batch.lengths)
         pred = pred.float()
-        if cfg.loss == "nse":
+        if cfg.loss == "quantile":
+            loss = pinball_loss(pred, batch.y, batch.mask, levels, station_std[batch.station])
+        elif cfg.loss == "nse":
             loss = nse_loss(pred, batch.y, batch.mask, station_std[batch.station])
         else:
             loss = masked_mse(pred, batch.y, batch.mask)

@@ -54,6 +54,9 @@ class SplitPrediction:
         Lead of each row of ``sim`` (``(0,)`` for per-step models).
     sim_scaled, obs_scaled
         The same in the scaled units the training loss sees.
+    quantiles, quantile_levels
+        Quantile models: float64 ``[lead, station, time in split, level]`` in the target's units,
+        never negative (a discharge cannot be), and the levels; ``sim`` is then the median.
     """
 
     sim: np.ndarray
@@ -63,6 +66,8 @@ class SplitPrediction:
     leads: tuple[int, ...]
     sim_scaled: np.ndarray
     obs_scaled: np.ndarray
+    quantiles: np.ndarray | None = None
+    quantile_levels: tuple[float, ...] | None = None
 
 
 def anchor_windows(index: SampleIndex, stride: int) -> SampleIndex:
@@ -118,7 +123,9 @@ def predict_split(model: TrainedModel, station_data: StationData, scalers: Scale
     dataset = SequenceDataset(station_data, scalers, index, data_config)
     if hide_last and dataset.layout.flag_column is None:
         raise ValueError("hide_last needs a per-step model with a lagged target")
-    scaled = np.full((len(leads), station_data.n_stations, station_data.n_times), np.nan, dtype=np.float64)
+    levels = model.quantiles
+    per_output = (len(levels),) if levels else ()
+    scaled = np.full((len(leads), station_data.n_stations, station_data.n_times, *per_output), np.nan)
     batches = range(0, len(index), batch_size)
     if show_progress:
         from tqdm.auto import tqdm
@@ -131,19 +138,24 @@ def predict_split(model: TrainedModel, station_data: StationData, scalers: Scale
         station, end, lengths = batch.station.numpy(), batch.end.numpy(), batch.lengths.numpy()
         for column, lead in enumerate(leads):
             if per_step and not last_only:
-                _scatter_per_step(scaled[column], out[..., column], station, end + lead, lengths, stride)
+                _scatter_per_step(scaled[column], out[:, :, column], station, end + lead, lengths, stride)
             else:
                 scaled[column, station, end + lead] = out[:, column]
     scaled[~wanted] = np.nan  # steps the index does not hold (too little history, no target)
     in_split = station_data.grid.period_mask(station_data.times, getattr(data_config.splits, split))
     station_ids = list(station_data.station_ids)
     sim_scaled = scaled[:, :, in_split]
-    sim = np.stack([scalers.inverse_target(sim_scaled[i], station_ids) for i in range(len(leads))])
+    sim = np.stack([scalers.inverse_target(sim_scaled[i], station_ids) for i in range(len(leads))]).astype(np.float64)
+    quantiles = None
+    if levels:
+        quantiles = np.maximum(sim, 0.0)
+        sim, sim_scaled = quantiles[..., levels.index(0.5)], sim_scaled[..., levels.index(0.5)]
     obs = station_data.target[:, in_split]
-    return SplitPrediction(sim=sim.astype(np.float64), obs=obs.astype(np.float64),
+    return SplitPrediction(sim=sim, obs=obs.astype(np.float64),
                            times=station_data.times[in_split], in_split=in_split, leads=leads,
                            sim_scaled=sim_scaled,
-                           obs_scaled=scalers.transform_target(obs, station_ids).astype(np.float64))
+                           obs_scaled=scalers.transform_target(obs, station_ids).astype(np.float64),
+                           quantiles=quantiles, quantile_levels=levels)
 
 
 def _hide_last_steps(x: torch.Tensor, lengths: torch.Tensor, dataset: SequenceDataset, k: int) -> torch.Tensor:
