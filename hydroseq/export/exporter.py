@@ -60,7 +60,7 @@ def export_trained_model(checkpoint: Checkpoint, seq_len: int, out_dir: str | Pa
     network = LastStepNetwork(model).eval()
     x, lengths = _parity_batch(seq_len, checkpoint.n_features)
     program = trace_network(network, x[:2], lengths[:2])
-    opset = save_onnx(program, out_dir / ONNX_FILE)
+    opset = save_onnx(program, out_dir / ONNX_FILE, network.output_names)
     files = [ONNX_FILE]
     if pt2:
         save_pt2(program, out_dir / PT2_FILE)
@@ -107,5 +107,6 @@ def _metadata(checkpoint: Checkpoint, seq_len: int, provenance: DataProvenance, 
         dataset_checksum=provenance.dataset_checksum, hydroseq_version=__version__, opset=opset,
         parity_max_abs_diff=max_diff, files=files, train_config=checkpoint.config.model_dump(mode="json"),
         forecast_inputs=[item.model_dump(mode="json") for item in data.forecast_inputs],
-        forecast_horizon=data.forecast_horizon,
+        forecast_horizon=data.forecast_horizon, quantiles=list(checkpoint.config.model.quantiles or []),
+        members=len(checkpoint.member_states),
     )

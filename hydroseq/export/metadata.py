@@ -58,6 +58,12 @@ class ExportMetadata:
     forecast_inputs, forecast_horizon
         The weather-forecast inputs the model reads for leads 1..``forecast_horizon`` (as
         :class:`hydroseq.config.train.ForecastInput` dicts; empty for a model without them).
+    quantiles
+        Quantile levels the network outputs per lead (``y[B, lead, level]``, the median among them);
+        empty for a point forecast (``y[B, lead]``).
+    members
+        Ensemble members; with two or more the graph also returns ``members[B, member, ...]``
+        (each member's output) beside their mean ``y`` (0: one network).
     """
 
     seq_len: int
@@ -80,6 +86,8 @@ class ExportMetadata:
     train_config: dict[str, Any] = field(default_factory=dict)
     forecast_inputs: list[dict[str, Any]] = field(default_factory=list)
     forecast_horizon: int = 0
+    quantiles: list[float] = field(default_factory=list)
+    members: int = 0
     format_version: int = METADATA_FORMAT_VERSION
 
     @property

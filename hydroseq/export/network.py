@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from hydroseq.model import TrainedModel
+from hydroseq.model import EnsembleModel, TrainedModel
 
 
 class LastStepNetwork(nn.Module):
@@ -17,15 +17,22 @@ class LastStepNetwork(nn.Module):
     training model's ``hn[-1]``: short histories are predicted exactly as in training.
 
     In ``sequence`` mode the output is the model's ``[B, n_leads]``; in ``per_step`` mode it is the
-    per-step head at the last valid step, ``[B, n_outputs]``. Lengths must lie in ``1..N``.
+    per-step head at the last valid step, ``[B, n_outputs]`` (quantile models: ``[B, n_outputs,
+    n_levels]``). Lengths must lie in ``1..N``. An ensemble also returns every member's output,
+    ``[B, member, ...]`` (the forecast publishes them as realizations); ``output_names`` says what
+    the exported graph returns.
     """
 
     def __init__(self, model: TrainedModel) -> None:
         super().__init__()
         self.model = model
+        self.output_names = ("y", "members") if isinstance(model, EnsembleModel) else ("y",)
 
-    def forward(self, x: Tensor, lengths: Tensor) -> Tensor:
+    def forward(self, x: Tensor, lengths: Tensor) -> Tensor | tuple[Tensor, Tensor]:
         """Outputs at position ``lengths - 1`` of each row of the right-padded batch ``x``."""
+        if isinstance(self.model, EnsembleModel):
+            members = self.model.member_outputs(x, lengths, path="padded", last_only=True)
+            return members.mean(dim=0), members.transpose(0, 1)
         return self.model(x, lengths, path="padded", last_only=True)
 
 

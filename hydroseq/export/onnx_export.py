@@ -22,7 +22,6 @@ from hydroseq.export.network import LastStepNetwork
 from hydroseq.fileio import atomic_path, write_bytes_atomic
 
 INPUT_NAMES = ("x", "lengths")
-OUTPUT_NAME = "y"
 BATCH_DIM = "batch"
 
 
@@ -48,11 +47,11 @@ def save_pt2(program: torch.export.ExportedProgram, path: str | Path) -> Path:
     return Path(path)
 
 
-def save_onnx(program: torch.export.ExportedProgram, path: str | Path) -> int:
+def save_onnx(program: torch.export.ExportedProgram, path: str | Path, output_names: tuple[str, ...] = ("y",)) -> int:
     """Convert the exported program to one self-contained ONNX file; returns the opset used."""
     with _quiet():
         onnx_program = torch.onnx.export(program, dynamo=True, input_names=list(INPUT_NAMES),
-                                         output_names=[OUTPUT_NAME], verbose=False)
+                                         output_names=list(output_names), verbose=False)
     model = onnx_program.model_proto  # type: ignore[union-attr]  # torch's Optional: None only with dynamo=False
     _name_batch_dimension(model)
     with atomic_path(path) as tmp:

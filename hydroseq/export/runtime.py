@@ -70,9 +70,16 @@ class ExportedModel:
                                            "was modified or copied incompletely")
 
     def predict(self, x: np.ndarray, lengths: np.ndarray, batch_size: int = DEFAULT_BATCH_SIZE) -> np.ndarray:
-        """Scaled outputs ``[B, n_outputs]`` for right-padded ``x [B, N, F]`` and ``lengths [B]``.
+        """The network's output ``y`` (see :meth:`run`)."""
+        return self.run(x, lengths, batch_size)[0]
 
-        Rows are run in batches of ``batch_size`` (the last one may be smaller).
+    def run(self, x: np.ndarray, lengths: np.ndarray,
+            batch_size: int = DEFAULT_BATCH_SIZE) -> tuple[np.ndarray, np.ndarray | None]:
+        """Scaled outputs ``[B, n_outputs]`` (quantile models: ``[B, n_outputs, n_levels]``) for right-padded
+        ``x [B, N, F]`` and ``lengths [B]``.
+
+        Rows are run in batches of ``batch_size`` (the last one may be smaller). The second item is
+        an ensemble's member outputs ``[B, member, ...]`` (None for one network).
 
         Raises
         ------
@@ -82,10 +89,13 @@ class ExportedModel:
         x = np.ascontiguousarray(x, dtype=np.float32)
         lengths = np.ascontiguousarray(lengths, dtype=np.int64)
         self._check_inputs(x, lengths)
-        outputs = [self.session.run(None, {"x": x[i:i + batch_size], "lengths": lengths[i:i + batch_size]})[0]
+        batches = [self.session.run(None, {"x": x[i:i + batch_size], "lengths": lengths[i:i + batch_size]})
                    for i in range(0, len(x), batch_size)]
-        n_outputs = self.session.get_outputs()[0].shape[-1]
-        return np.concatenate(outputs) if outputs else np.zeros((0, n_outputs), dtype=np.float32)
+        outputs = []
+        for k, output in enumerate(self.session.get_outputs()):
+            parts = [batch[k] for batch in batches]
+            outputs.append(np.concatenate(parts) if parts else np.zeros((0, *output.shape[1:]), dtype=np.float32))
+        return outputs[0], (outputs[1] if len(outputs) > 1 else None)
 
     def _check_inputs(self, x: np.ndarray, lengths: np.ndarray) -> None:
         if x.ndim != 3 or x.shape[1:] != (self.seq_len, self.n_features):

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from hydroseq.fileio import atomic_path
-from hydroseq.forecast.result import ForecastResult
+from hydroseq.forecast.result import ForecastResult, quantile_label
 
 CSV_COLUMNS = ("station", "issue_time", "lead", "valid_time", "value")
 
@@ -31,12 +31,16 @@ def write_forecast_csv(result: ForecastResult, path: str | Path) -> Path:
     forecast at that issue time are left out (they are listed in the run's report instead). Models
     that read the observed target add ``observation_age_hours`` (how late the gauge was); models
     with ingested weather-forecast inputs add ``forecast_input_age_hours`` (how old the product was).
+    Models with a predictive distribution add one column per quantile level after ``value`` (the
+    median): ``value_q05``, ..., ``value_q95``.
     """
     path = Path(path)
     valid_times = result.valid_times
     ages = result.observation_age_hours
     product_ages = result.forecast_input_age_hours
-    columns = (CSV_COLUMNS + (("observation_age_hours",) if ages is not None else ())
+    levels = result.quantile_levels or ()
+    columns = (CSV_COLUMNS + tuple(f"value_{quantile_label(level)}" for level in levels)
+               + (("observation_age_hours",) if ages is not None else ())
                + (("forecast_input_age_hours",) if product_ages is not None else ()))
     with atomic_path(path) as tmp, open(tmp, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle, lineterminator="\n")
@@ -49,6 +53,8 @@ def write_forecast_csv(result: ForecastResult, path: str | Path) -> Path:
                 age: tuple[str, ...] = () if ages is None else (format_value(ages[i, s]),)
                 age += () if product_ages is None else (format_value(product_ages[i, s]),)
                 for k, lead in enumerate(result.leads):
+                    spread = (() if result.quantiles is None
+                              else tuple(format_value(value) for value in result.quantiles[i, s, k]))
                     writer.writerow((station, issue_text, int(lead), format_time(valid_times[i, k]),
-                                     format_value(result.values[i, s, k]), *age))
+                                     format_value(result.values[i, s, k]), *spread, *age))
     return path

@@ -37,6 +37,8 @@ def write_forecast_netcdf(result: ForecastResult, path: str | Path) -> Path:
         issue_dims = _write_issue_time(nc, result)
         _write_valid_time(nc, result, issue_dims)
         _write_values(nc, result, issue_dims)
+        _write_quantiles(nc, result, issue_dims)
+        _write_members(nc, result, issue_dims)
     return path
 
 
@@ -117,3 +119,36 @@ def _write_values(nc: netCDF4.Dataset, result: ForecastResult, issue_dims: tuple
         age.setncatts({"long_name": "time from the reference time of the weather forecast the model read to the "
                                     "issue time (missing: no product was valid, the model read no forecast)",
                        "units": "hours"})
+
+
+def _write_quantiles(nc: netCDF4.Dataset, result: ForecastResult, issue_dims: tuple[str, ...]) -> None:
+    """``<variable>_quantile(..., station, lead, quantile)`` with the levels as the ``quantile`` coordinate."""
+    if result.quantiles is None or result.quantile_levels is None:
+        return
+    nc.createDimension("quantile", len(result.quantile_levels))
+    level = nc.createVariable("quantile", "f8", ("quantile",))
+    level[:] = np.asarray(result.quantile_levels, dtype=np.float64)
+    level.setncatts({"long_name": "probability of not exceeding the quantile", "units": "1"})
+    variable = nc.createVariable(f"{result.variable}_quantile", "f4", issue_dims + ("station", "lead", "quantile"),
+                                 fill_value=np.float32(np.nan))
+    values = np.asarray(result.quantiles, dtype=np.float32)
+    variable[...] = values[0] if not issue_dims else values
+    variable.setncatts({"long_name": f"quantiles of the predictive distribution of the {result.variable} forecast "
+                                    f"(the median is {result.variable})",
+                        "units": result.units, "coordinates": nc.variables[result.variable].getncattr("coordinates")})
+
+
+def _write_members(nc: netCDF4.Dataset, result: ForecastResult, issue_dims: tuple[str, ...]) -> None:
+    """An ensemble's members as ``<variable>_member(..., station, lead, realization)`` (CF ``realization``)."""
+    if result.members is None:
+        return
+    nc.createDimension("realization", result.members.shape[-1])
+    realization = nc.createVariable("realization", "i4", ("realization",))
+    realization[:] = np.arange(result.members.shape[-1], dtype=np.int32)
+    realization.setncatts({"standard_name": "realization", "long_name": "ensemble member", "units": "1"})
+    variable = nc.createVariable(f"{result.variable}_member", "f4", issue_dims + ("station", "lead", "realization"),
+                                 fill_value=np.float32(np.nan))
+    values = np.asarray(result.members, dtype=np.float32)
+    variable[...] = values[0] if not issue_dims else values
+    variable.setncatts({"long_name": f"{result.variable} forecast of each ensemble member (its median)",
+                        "units": result.units, "coordinates": nc.variables[result.variable].getncattr("coordinates")})

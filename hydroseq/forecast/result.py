@@ -50,6 +50,12 @@ class ForecastResult:
         inputs; NaN: no product was valid and the model read "no forecast"); None otherwise.
     fallback
         ``{station: reason}`` for stations forecast without a weather forecast at some issue time.
+    quantiles, quantile_levels
+        Models with a predictive distribution: float32 ``[issue time, station, lead, level]`` (never
+        negative, non-decreasing over the levels) and the levels; ``values`` is then the median.
+    members
+        Ensembles: float32 ``[issue time, station, lead, member]``, each member's point forecast
+        (its median), never negative; ``values`` comes from the members' mean distribution.
     """
 
     issue_times: np.ndarray
@@ -68,12 +74,23 @@ class ForecastResult:
     observation_age_hours: np.ndarray | None = None
     forecast_input_age_hours: np.ndarray | None = None
     fallback: dict[str, str] = field(default_factory=dict)
+    quantiles: np.ndarray | None = None
+    quantile_levels: tuple[float, ...] | None = None
+    members: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         expected = (len(self.issue_times), len(self.stations), len(self.leads))
         if self.values.shape != expected:
             raise ValueError(f"values have shape {self.values.shape}, expected {expected} "
                              "(issue time, station, lead)")
+        if (self.quantiles is None) != (self.quantile_levels is None):
+            raise ValueError("quantiles and quantile_levels go together")
+        if self.quantiles is not None and self.quantile_levels is not None:
+            if self.quantiles.shape != (*expected, len(self.quantile_levels)):
+                raise ValueError(f"quantiles have shape {self.quantiles.shape}, expected "
+                                 f"{(*expected, len(self.quantile_levels))} (issue time, station, lead, level)")
+        if self.members is not None and self.members.shape[:3] != expected:
+            raise ValueError(f"members have shape {self.members.shape}, expected {expected} + (member,)")
 
     @property
     def valid_times(self) -> np.ndarray:
@@ -85,6 +102,12 @@ class ForecastResult:
     def forecast_period_hours(self) -> np.ndarray:
         """Lead times as float64 hours (CF ``forecast_period``)."""
         return np.asarray(self.leads, dtype=np.float64) * (self.step / pd.Timedelta(hours=1))
+
+
+def quantile_label(level: float) -> str:
+    """``q05`` for 0.05, ``q50`` for 0.5, ``q97.5`` for 0.975: the level in percent."""
+    percent = f"{level * 100:.6g}"
+    return f"q{percent.zfill(2) if '.' not in percent else percent}"
 
 
 @dataclass(frozen=True)

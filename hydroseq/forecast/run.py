@@ -89,12 +89,12 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
     products = product_use(metadata, data, local_ends, references, missing_forecast_input, Path(data_path))
     lengths = history_lengths(valid, local_ends, metadata.seq_len)
     needed = min(metadata.min_len, metadata.seq_len)
-    values = _predict(model, scalers, data.station_ids, features, local_ends, lengths, needed, batch_size,
+    values, members = _predict(model, scalers, data.station_ids, features, local_ends, lengths, needed, batch_size,
                       progress=show_progress and plan.is_range)
     age = observation_age(data.target, local_ends).T if layout.observed_flag else None
     skipped = _skip_reasons(data, valid, lengths, local_ends, needed)
-    result = _result(model, data, info, plan, values, skipped, age, products)
-    n_forecast = int(np.isfinite(values).any(axis=(0, 2)).sum())
+    result = _result(model, data, info, plan, values, members, skipped, age, products)
+    n_forecast = int(np.isfinite(result.values).any(axis=(0, 2)).sum())
     if n_forecast == 0:  # nothing to publish: leave any earlier files alone and let the scheduler act
         return ForecastRun(result, n_forecast, published=None)
     target = Path(out) if out is not None else default_output(result, plan.is_range)
@@ -134,10 +134,15 @@ def _plan(source: IngestedFile, issue_time: str, seq_len: int, max_lead: int) ->
 
 
 def _predict(model: ExportedModel, scalers: Scalers, station_ids: tuple[str, ...], features: np.ndarray,
-             ends: np.ndarray, lengths: np.ndarray, needed: int, batch_size: int, progress: bool) -> np.ndarray:
-    """``[issue, station, lead]`` forecasts in the target's units (NaN where not forecast)."""
-    n_leads = len(model.metadata.leads)
-    values = np.full((len(ends), len(station_ids), n_leads), np.nan, dtype=np.float32)
+             ends: np.ndarray, lengths: np.ndarray, needed: int, batch_size: int,
+             progress: bool) -> tuple[np.ndarray, np.ndarray | None]:
+    """``[issue, station, lead(, level)]`` forecasts in the target's units (NaN where not forecast) and an
+    ensemble's members' point forecasts ``[issue, station, lead, member]`` (their medians; None for one network)."""
+    n_leads, levels, n_members = len(model.metadata.leads), model.metadata.quantiles, model.metadata.members
+    values = np.full((len(ends), len(station_ids), n_leads, *((len(levels),) if levels else ())), np.nan,
+                     dtype=np.float32)
+    members = (np.full((len(ends), len(station_ids), n_leads, n_members), np.nan, dtype=np.float32)
+               if n_members > 1 else None)
     issues_per_chunk = max(1, ROWS_PER_CHUNK // max(1, len(station_ids)))
     chunks = range(0, len(ends), issues_per_chunk)
     ids = np.asarray(station_ids, dtype=object)
@@ -147,9 +152,12 @@ def _predict(model: ExportedModel, scalers: Scalers, station_ids: tuple[str, ...
         issues += first
         rows_lengths = lengths[stations, issues]
         x = gather_windows(features, stations, ends[issues], rows_lengths, model.seq_len)
-        scaled = model.predict(x, rows_lengths, batch_size=batch_size)
+        scaled, scaled_members = model.run(x, rows_lengths, batch_size=batch_size)
         values[issues, stations, :] = to_target_units(scalers, scaled, list(ids[stations]))
-    return values
+        if members is not None and scaled_members is not None:
+            point = scaled_members[..., levels.index(0.5)] if levels else scaled_members  # [row, member, lead]
+            members[issues, stations] = to_target_units(scalers, point, list(ids[stations])).transpose(0, 2, 1)
+    return values, members
 
 
 def to_target_units(scalers: Scalers, scaled: np.ndarray, station_ids: list[str]) -> np.ndarray:
@@ -180,8 +188,13 @@ def _skip_reasons(data: StationData, valid: np.ndarray, lengths: np.ndarray, end
 
 
 def _result(model: ExportedModel, data: StationData, info: StationInfo, plan: Plan, values: np.ndarray,
-            skipped: dict[str, str], age_steps: np.ndarray | None, products: ProductUse) -> ForecastResult:
+            members: np.ndarray | None, skipped: dict[str, str], age_steps: np.ndarray | None,
+            products: ProductUse) -> ForecastResult:
     metadata = model.metadata
+    levels = tuple(metadata.quantiles)
+    quantiles = values if levels else None
+    if levels:
+        values = values[..., levels.index(0.5)]
     step = pd.Timedelta(data.times[1] - data.times[0]) if len(data.times) > 1 else metadata.grid.step
     attributes = {
         "hydroseq_version": __version__, "model_run_id": metadata.run_id, "model_seq_len": str(metadata.seq_len),
@@ -200,6 +213,7 @@ def _result(model: ExportedModel, data: StationData, info: StationInfo, plan: Pl
                                else (age_steps * (step / pd.Timedelta(hours=1))).astype(np.float32)),
         forecast_input_age_hours=products.age_hours,
         fallback={station: why for station, why in products.fallback.items() if station not in skipped},
+        quantiles=quantiles, quantile_levels=levels or None, members=members,
     )
 
 

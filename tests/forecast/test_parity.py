@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 import xarray as xr
@@ -163,6 +164,56 @@ def test_per_step_forecast_model_parity_with_late_gauges(trained, short_historie
         assert ages[station] == 24.0 * k if k < config.data.max_len else np.isnan(ages[station])
     on_time = [s for s in forecast_stations if observed_at_issue[s]]
     assert (ages[on_time] == 0.0).all() and len(on_time) >= 25
+
+
+def test_quantile_ensemble_parity_and_forecast_files(trained, short_histories: Path, tmp_path: Path,
+                                                     grid_index) -> None:
+    """Two per-step quantile members (leads 1-3, five levels, the gated skip): the exported network gives
+    the training model's quantiles (the members' mean per level), and the forecast files carry them
+    ordered and never negative, with each member's median as a CF realization."""
+    levels = [0.05, 0.25, 0.5, 0.75, 0.95]
+    end = grid_index(short_histories, ISSUE_LABEL)
+    config = trained.config.model_copy(deep=True)
+    config.data = config.data.model_copy(update={"leads": [1, 2, 3], "lagged_target": True})
+    config = config.model_copy(update={  # model and loss change together (assigning one alone is refused)
+        "model": config.model.model_copy(update={"observed_skip": True, "quantiles": levels}),
+        "training": config.training.model_copy(update={"loss": "quantile"})})
+    station_data = load_station_data(short_histories, config.data)
+    scalers = Scalers.fit(station_data, config.data)
+    names = FeatureLayout.from_config(config.data).names
+    states = []
+    for seed in (5, 6):
+        torch.manual_seed(seed)
+        states.append(get_model(config.model, len(names), 3, "per_step", data=config.data).state_dict())
+    untrained = Checkpoint(states[0], config, names, 3, scalers, "untrained", member_states=states)
+    model = untrained.build_model()
+    export_trained_model(untrained, config.data.max_len, tmp_path / "model", read_provenance(short_histories),
+                         pt2=False)
+    metadata = ExportMetadata.read(tmp_path / "model")
+    assert metadata.quantiles == levels and metadata.members == 2
+    _check_parity(model, config, scalers, tmp_path / "model", short_histories, end)
+
+    run = run_forecast(tmp_path / "model", short_histories, "2014-05-31", out=tmp_path / "fc.nc")
+    assert run.result.quantile_levels == tuple(levels)
+    with xr.open_dataset(tmp_path / "fc.nc") as forecast:
+        quantiles = forecast["streamflow_quantile"].transpose("station", "lead", "quantile").values
+        median = forecast["streamflow"].transpose("station", "lead").values
+        members = forecast["streamflow_member"].transpose("station", "lead", "realization").values
+        assert list(forecast["quantile"].values) == levels
+        assert forecast["realization"].attrs["standard_name"] == "realization"
+    forecast_rows = np.isfinite(median).all(axis=1)
+    assert forecast_rows.sum() >= 25
+    assert np.all(np.diff(quantiles[forecast_rows], axis=-1) >= 0) and np.all(quantiles[forecast_rows] >= 0)
+    np.testing.assert_array_equal(median[forecast_rows], quantiles[forecast_rows][..., levels.index(0.5)])
+    assert np.isfinite(members[forecast_rows]).all() and not np.array_equal(members[..., 0], members[..., 1])
+    positive = forecast_rows[:, None] & (members > 0).all(axis=-1)  # no member clipped at 0
+    # the median of the members' mean distribution is the mean of their medians
+    np.testing.assert_allclose(members[positive].mean(axis=-1), median[positive], rtol=1e-5, atol=1e-5)
+    assert positive.sum() >= 50
+    table = pd.read_csv(tmp_path / "fc.csv", dtype={"station": str})
+    assert [c for c in table.columns if c.startswith("value")] == ["value", "value_q05", "value_q25", "value_q50",
+                                                                    "value_q75", "value_q95"]
+    np.testing.assert_array_equal(table["value"].to_numpy(), table["value_q50"].to_numpy())
 
 
 @pytest.mark.parametrize("rollout", [True, False], ids=["rollout", "forecast-as-inputs"])

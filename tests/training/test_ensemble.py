@@ -64,6 +64,12 @@ def test_an_ensemble_is_a_parent_run_whose_model_is_the_member_mean(tmp_path: Pa
     with torch.no_grad():
         last = ensemble(x, lengths)[torch.arange(4), lengths - 1].numpy()
     np.testing.assert_allclose(out, last, atol=1e-5)
+    _, members = network.run(x.numpy(), lengths.numpy())
+    assert network.metadata.members == 2 and members is not None and members.shape == (4, 2, 2)
+    with torch.no_grad():
+        for m, single in enumerate(singles):
+            np.testing.assert_allclose(members[:, m], single(x, lengths)[torch.arange(4), lengths - 1].numpy(),
+                                       atol=1e-5)
 
 
 def test_resuming_an_ensemble_skips_finished_members(tmp_path: Path, small_nc: Path, make_config) -> None:
