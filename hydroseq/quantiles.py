@@ -78,6 +78,11 @@ def tail_ends(values: ArrayLike, levels: ArrayLike) -> tuple[NDArray[np.float64]
         axis of ``values``, or the values decrease along it.
     """
     v, p = _checked_values(values, levels)
+    return _tail_ends(v, p)
+
+
+def _tail_ends(v: NDArray[np.float64], p: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """:func:`tail_ends` of checked values and levels."""
     lower = v[..., 0] - (v[..., 1] - v[..., 0]) * p[0] / (p[1] - p[0])
     lower = np.where(v[..., 0] < 0.0, lower, np.maximum(lower, 0.0))
     upper = v[..., -1] + (v[..., -1] - v[..., -2]) * (1.0 - p[-1]) / (p[-1] - p[-2])
@@ -106,8 +111,8 @@ def cdf_at(values: ArrayLike, levels: ArrayLike, x: ArrayLike) -> NDArray[np.flo
     ValueError
         As :func:`tail_ends`, or if ``x`` does not broadcast with ``values.shape[:-1]``.
     """
-    lower, upper = tail_ends(values, levels)
     v, p = _checked_values(values, levels)
+    lower, upper = _tail_ends(v, p)
     points = np.asarray(x, dtype=np.float64)
     shape = np.broadcast_shapes(v.shape[:-1], points.shape)
     knots = np.broadcast_to(np.concatenate([lower[..., None], v, upper[..., None]], axis=-1), (*shape, p.size + 2))
