@@ -1,0 +1,44 @@
+"""The verification figures are written as whole PNG files, also for empty or all-missing input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hydroseq import verification
+from hydroseq.errors import OutputPathError
+from hydroseq.verification_plots import plot_pit_histogram, plot_reliability_diagram
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def assert_png(path: Path) -> None:
+    data = path.read_bytes()
+    assert data.startswith(PNG_SIGNATURE) and len(data) > 1000
+    assert [p.name for p in path.parent.iterdir() if p.name.startswith(".")] == []  # no temporary left
+
+
+def test_pit_histogram_figure(tmp_path: Path) -> None:
+    pit = np.append(np.random.default_rng(0).uniform(size=500), np.nan)
+    path = plot_pit_histogram(pit, tmp_path / "figures" / "pit.png", "lead 1")
+    assert path == tmp_path / "figures" / "pit.png"
+    assert_png(path)
+    assert_png(plot_pit_histogram([np.nan], tmp_path / "pit_empty.png", "no observations"))
+
+
+def test_reliability_diagram_with_one_line_per_lead(tmp_path: Path) -> None:
+    rng = np.random.default_rng(1)
+    probability = rng.uniform(size=2000)
+    tables = {f"lead {lead}": verification.reliability_table(probability, rng.uniform(size=2000) < probability ** lead)
+              for lead in (1, 2, 3)}
+    tables["no forecasts"] = verification.reliability_table([np.nan], [np.nan])
+    assert_png(plot_reliability_diagram(tables, tmp_path / "reliability.png", "P(Q > 2-year flow)"))
+    assert_png(plot_reliability_diagram({}, tmp_path / "reliability_empty.png", "nothing"))
+
+
+def test_a_figure_that_cannot_be_written_is_an_output_error(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("")
+    with pytest.raises(OutputPathError):
+        plot_pit_histogram([0.5], tmp_path / "file" / "pit.png", "t")
