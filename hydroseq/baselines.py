@@ -87,3 +87,27 @@ def doy_climatology(target: np.ndarray, day_of_year: np.ndarray, fit_mask: np.nd
     means = DayOfYearMeans(target.shape[0])
     means.add(target[:, fit_mask], day_of_year[fit_mask])
     return means.table()[:, day_of_year]
+
+
+def doy_climatology_quantiles(target: np.ndarray, day_of_year: np.ndarray, fit_mask: np.ndarray,
+                              levels: tuple[float, ...], window_days: int = 15) -> np.ndarray:
+    """The climatological distribution: per-station quantiles of ``target`` by day of year.
+
+    For day d the sample is every training step (``fit_mask``) whose day of year lies within
+    ``window_days`` of d (circularly), so each day has about ``(2 * window + 1) x years`` values.
+    Returns ``[station, time, level]`` for every step of ``target`` (NaN where a station has no value).
+    """
+    fit_values = target[:, fit_mask].astype(np.float64)
+    fit_days = day_of_year[fit_mask]
+    table = np.full((target.shape[0], DAYS, len(levels)), np.nan)
+    has_value = np.isfinite(fit_values).any(axis=1)
+    for day in range(1, DAYS):
+        distance = np.abs(fit_days - day)
+        near = np.minimum(distance, 366 - distance) <= window_days
+        if near.any() and has_value.any():
+            with np.errstate(all="ignore"):
+                sample = fit_values[has_value][:, near]
+                known = np.isfinite(sample).any(axis=1)
+                rows = np.flatnonzero(has_value)[known]
+                table[rows, day] = np.nanquantile(sample[known], levels, axis=1).T
+    return table[:, day_of_year]

@@ -238,6 +238,9 @@ class TrainingConfig(StrictModel):
         "mse", description="mse, nse (NSE*: squared errors weighted by 1 / (station std + 0.1)^2) or quantile "
                            "(pinball loss of model.quantiles, weighted by 1 / (station std + 0.1))")
     patience: PositiveInt | None = Field(None, description="early stopping on validation median NSE")
+    median_nse_weight: float = Field(
+        0.0, ge=0.0, description="loss: quantile: add this weight times the NSE* loss of the median, which pulls "
+                                 "the point forecast towards the peaks a squared error rewards")
     seed: int = 0
     device: str = Field("auto", description="auto, cpu, cuda or cuda:N")
     lstm_path: Literal["auto", "packed", "padded"] = "auto"

@@ -62,4 +62,8 @@ def evaluate(run_id: str, period: SplitName = "test", tracking_uri: str | None =
         mlflow.log_artifact(str(report.csv_path), "evaluation")
         for plot in report.plot_paths:
             mlflow.log_artifact(str(plot), f"evaluation/hydrographs_{period}")
+        if report.probabilistic is not None:
+            mlflow.log_artifact(str(report.probabilistic.csv_path), "evaluation")
+            for plot in report.probabilistic.plot_paths:
+                mlflow.log_artifact(str(plot), "evaluation")
     return Evaluation(report, period, path, station_data.checksum == run.data.tags.get("dataset_checksum"))

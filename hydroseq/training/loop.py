@@ -145,6 +145,9 @@ def train_one_epoch(model: torch.nn.Module, optimizer: torch.optim.Optimizer, lo
         pred = pred.float()
         if cfg.loss == "quantile":
             loss = pinball_loss(pred, batch.y, batch.mask, levels, station_std[batch.station])
+            if cfg.median_nse_weight:
+                median = pred[..., config.model.quantiles.index(0.5)]  # type: ignore[union-attr]
+                loss = loss + cfg.median_nse_weight * nse_loss(median, batch.y, batch.mask, station_std[batch.station])
         elif cfg.loss == "nse":
             loss = nse_loss(pred, batch.y, batch.mask, station_std[batch.station])
         else:

@@ -16,6 +16,7 @@ from hydroseq.fileio import atomic_path
 from hydroseq.model import TrainedModel
 from hydroseq.training.plots import pick_stations, plot_hydrographs
 from hydroseq.training.predict import ALWAYS_HIDDEN, SplitPrediction, eval_batch_size, predict_split
+from hydroseq.training.probabilistic_report import ProbabilisticReport, report_probabilistic
 from hydroseq.training.scoring import score_stations, summarise
 
 # Late-gauge scenarios scored for models that read the observed target: hidden for the last k steps.
@@ -43,12 +44,16 @@ class SplitReport:
         ``<split>_lead<k>_stations_beating_persistence``.
     csv_path, plot_paths
         Files written.
+    probabilistic
+        Quantile models: CRPS, interval coverage and flood-threshold scores (its summary is
+        merged into ``summary``, its CSV and PNGs are written beside the others).
     """
 
     scores: pd.DataFrame
     summary: dict[str, float]
     csv_path: Path
     plot_paths: list[Path]
+    probabilistic: ProbabilisticReport | None = None
 
 
 def baseline_forecasts(station_data: StationData, config: TrainConfig, prediction: SplitPrediction,
@@ -107,4 +112,8 @@ def report_split(model: TrainedModel, station_data: StationData, scalers: Scaler
     plots = plot_hydrographs(out_dir / f"hydrographs_{split}", pick_stations(model_nse, n_plots), station_ids,
                              prediction.times, prediction.obs, prediction.sim[0], model_nse,
                              ylabel=f"{config.data.target}{units}")
-    return SplitReport(scores, summary, csv_path, plots)
+    probabilistic = None
+    if prediction.quantiles is not None:
+        probabilistic = report_probabilistic(prediction, station_data, config, split, out_dir)
+        summary.update(probabilistic.summary)
+    return SplitReport(scores, summary, csv_path, plots, probabilistic)

@@ -1,0 +1,84 @@
+"""The probabilistic part of ``hydroseq evaluate`` for quantile models: CRPS, coverage, thresholds, plots."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from hydroseq.baselines import doy_climatology_quantiles, persistence
+from hydroseq.config import TrainConfig
+from hydroseq.dataset import SplitName, StationData
+from hydroseq.fileio import atomic_path
+from hydroseq.probabilistic_scores import event_base_rates, score_quantile_forecast
+from hydroseq.thresholds import StationThresholds, derived_thresholds
+from hydroseq.training.predict import SplitPrediction
+from hydroseq.verification_plots import plot_pit_histogram, plot_reliability_diagram
+
+RELIABILITY_LEVEL = "2-year"  # the threshold whose reliability diagram is drawn
+
+
+@dataclass
+class ProbabilisticReport:
+    """Per-station scores (long table: station, lead, metrics), the summary logged to MLflow, files written."""
+
+    scores: pd.DataFrame
+    summary: dict[str, float]
+    thresholds: StationThresholds
+    csv_path: Path
+    plot_paths: list[Path]
+
+
+def training_thresholds(station_data: StationData, config: TrainConfig) -> StationThresholds:
+    """Flood thresholds from the training period only: 2- and 5-year flows (Gumbel), flow percentiles 95 and 99."""
+    in_train = station_data.grid.period_mask(station_data.times, config.data.splits.train)
+    period = config.data.splits.train
+    return derived_thresholds(station_data.target[:, in_train], station_data.times[in_train],
+                              list(station_data.station_ids), period_label=f"{period.start}..{period.end}")
+
+
+def report_probabilistic(prediction: SplitPrediction, station_data: StationData, config: TrainConfig,
+                         split: SplitName, out_dir: Path) -> ProbabilisticReport:
+    """Score the quantiles of ``prediction`` per lead; write ``probabilistic_<split>.csv``, PIT and reliability PNGs."""
+    assert prediction.quantiles is not None and prediction.quantile_levels is not None
+    levels = prediction.quantile_levels
+    station_ids = list(station_data.station_ids)
+    times = station_data.times
+    in_train = station_data.grid.period_mask(times, config.data.splits.train)
+    climatology = doy_climatology_quantiles(station_data.target, station_data.grid.day_of_year(times), in_train,
+                                            levels)[:, prediction.in_split]
+    thresholds = training_thresholds(station_data, config)
+    base_rates = event_base_rates(station_data.target[:, in_train], thresholds)
+    frames, summary, plots, reliability = [], {}, [], {}
+    for row, lead in enumerate(prediction.leads):
+        persisted = persistence(station_data.target, max(lead, 1))[:, prediction.in_split]
+        scores = score_quantile_forecast(prediction.quantiles[row], levels, prediction.obs, climatology, persisted,
+                                         station_ids, thresholds, base_rates)
+        frames.append(scores.stations.assign(lead=lead))
+        summary.update(_summary(scores.stations, split, lead))
+        summary.update({f"{split}_lead{lead}_{key}": value for key, value in scores.pooled.items()})
+        plots.append(plot_pit_histogram(scores.pit, out_dir / f"pit_{split}_lead{lead}.png",
+                                        f"PIT, {split} period, lead {lead}"))
+        if RELIABILITY_LEVEL in scores.reliability:
+            reliability[f"lead {lead}"] = scores.reliability[RELIABILITY_LEVEL]
+    if reliability:
+        plots.append(plot_reliability_diagram(reliability, out_dir / f"reliability_{split}.png",
+                                              f"exceeding the {RELIABILITY_LEVEL} flow, {split} period"))
+    table = pd.concat(frames, ignore_index=True)
+    table = table[["station", "lead", *[c for c in table.columns if c not in ("station", "lead")]]]
+    csv_path = out_dir / f"probabilistic_{split}.csv"
+    with atomic_path(csv_path) as tmp:
+        table.to_csv(tmp, index=False)
+    return ProbabilisticReport(table, summary, thresholds, csv_path, plots)
+
+
+def _summary(stations: pd.DataFrame, split: str, lead: int) -> dict[str, float]:
+    prefix = f"{split}_lead{lead}"
+    summary = {f"{prefix}_median_{name}": float(np.nanmedian(stations[name]))
+               for name in ("crps", "crps_climatology", "crps_persistence", "crpss_climatology", "crpss_persistence",
+                            "coverage50", "coverage90")}
+    summary[f"{prefix}_stations_crpss_climatology_positive"] = float((stations["crpss_climatology"] > 0).sum())
+    summary[f"{prefix}_stations_crps_beating_persistence"] = float((stations["crpss_persistence"] > 0).sum())
+    return summary

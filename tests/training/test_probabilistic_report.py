@@ -1,0 +1,44 @@
+"""A quantile model through ``train`` and ``evaluate``: CRPS, coverage and threshold scores, logged to MLflow."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from mlflow.tracking import MlflowClient
+
+from hydroseq.config import TrainConfig
+from hydroseq.training import evaluate, train
+
+LEVELS = [0.05, 0.25, 0.5, 0.75, 0.95]
+
+
+def test_evaluating_a_quantile_model_scores_its_distribution(tmp_path: Path, small_nc: Path, make_config) -> None:
+    base = make_config(tmp_path, small_nc).model_dump()
+    base["data"].update({"leads": [1, 2], "lagged_target": True})
+    base["model"].update({"quantiles": LEVELS, "observed_skip": True})
+    base["training"].update({"loss": "quantile", "median_nse_weight": 0.5})
+    config = TrainConfig.model_validate(base)
+    result = train(config)
+    report = evaluate(result.run_id, "test", tracking_uri=config.tracking.tracking_uri, show_progress=False).report
+
+    assert report.probabilistic is not None
+    table = pd.read_csv(report.probabilistic.csv_path, dtype={"station": str})
+    assert sorted(table["lead"].unique()) == [1, 2] and len(table) == 2 * 3
+    assert {"crps", "crps_climatology", "crps_persistence", "crpss_climatology", "coverage50", "coverage90",
+            "brier_2-year", "bss_2-year"} <= set(table.columns)
+    assert (table["crps"] > 0).all() and table["coverage90"].between(0, 1).all()
+    assert (table["coverage90"] >= table["coverage50"]).all()
+    # the point scores are those of the median
+    model_rows = report.scores.query("forecast == 'model'")
+    assert np.isfinite(model_rows["nse"]).all()
+
+    run = MlflowClient(config.tracking.tracking_uri).get_run(result.run_id)
+    for key in ("test_lead1_median_crps", "test_lead2_median_coverage90", "test_lead1_bss_2-year",
+                "test_lead1_stations_crpss_climatology_positive"):
+        assert key in run.data.metrics
+    artifacts = {item.path for item in MlflowClient(config.tracking.tracking_uri).list_artifacts(result.run_id,
+                                                                                                  "evaluation")}
+    assert {"evaluation/probabilistic_test.csv", "evaluation/pit_test_lead1.png",
+            "evaluation/reliability_test.png"} <= artifacts
