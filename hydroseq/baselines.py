@@ -89,25 +89,30 @@ def doy_climatology(target: np.ndarray, day_of_year: np.ndarray, fit_mask: np.nd
     return means.table()[:, day_of_year]
 
 
-def doy_climatology_quantiles(target: np.ndarray, day_of_year: np.ndarray, fit_mask: np.ndarray,
-                              levels: tuple[float, ...], window_days: int = 15) -> np.ndarray:
-    """The climatological distribution: per-station quantiles of ``target`` by day of year.
+def doy_quantile_table(target: np.ndarray, day_of_year: np.ndarray, fit_mask: np.ndarray,
+                       levels: tuple[float, ...], window_days: int = 15) -> np.ndarray:
+    """The climatological distribution: per-station quantiles of ``target`` by local day of year.
 
-    For day d the sample is every training step (``fit_mask``) whose day of year lies within
-    ``window_days`` of d (circularly), so each day has about ``(2 * window + 1) x years`` values.
-    Returns ``[station, time, level]`` for every step of ``target`` (NaN where a station has no value).
+    For day d the sample is every step in ``fit_mask`` (the training period; nothing else is read)
+    whose day of year lies within ``window_days`` of d (circularly), about ``(2 * window + 1) x
+    years`` values. Returns ``[station, 367, level]`` indexed by day of year (index 0 unused; NaN
+    where a station has no value).
     """
     fit_values = target[:, fit_mask].astype(np.float64)
     fit_days = day_of_year[fit_mask]
     table = np.full((target.shape[0], DAYS, len(levels)), np.nan)
-    has_value = np.isfinite(fit_values).any(axis=1)
+    stations = np.flatnonzero(np.isfinite(fit_values).any(axis=1))
     for day in range(1, DAYS):
         distance = np.abs(fit_days - day)
         near = np.minimum(distance, 366 - distance) <= window_days
-        if near.any() and has_value.any():
-            with np.errstate(all="ignore"):
-                sample = fit_values[has_value][:, near]
-                known = np.isfinite(sample).any(axis=1)
-                rows = np.flatnonzero(has_value)[known]
-                table[rows, day] = np.nanquantile(sample[known], levels, axis=1).T
-    return table[:, day_of_year]
+        sample = fit_values[stations][:, near]
+        known = np.isfinite(sample).any(axis=1)
+        if known.any():
+            table[stations[known], day] = np.nanquantile(sample[known], levels, axis=1).T
+    return table
+
+
+def doy_climatology_quantiles(target: np.ndarray, day_of_year: np.ndarray, fit_mask: np.ndarray,
+                              levels: tuple[float, ...], window_days: int = 15) -> np.ndarray:
+    """``[station, time, level]``: :func:`doy_quantile_table` looked up for every step of ``target``."""
+    return doy_quantile_table(target, day_of_year, fit_mask, levels, window_days)[:, day_of_year]

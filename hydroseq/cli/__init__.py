@@ -88,6 +88,10 @@ def build_parser() -> argparse.ArgumentParser:
     forecast.add_argument("--missing-forecast-input", choices=("fallback", "fail"), default="fallback",
                           help="models with weather-forecast inputs, a station with no product valid at the issue "
                                "time: forecast it without one (default) or fail the run")
+    forecast.add_argument("--thresholds", type=Path, default=None,
+                          help="models with a predictive distribution: CSV of flood thresholds (station,level,"
+                               "discharge in the target's units); default: 2- and 5-year flows and the 95th and "
+                               "99th percentiles of the model's training period")
     forecast.set_defaults(handler=_command("forecast", "forecast_command"))
     return parser
 

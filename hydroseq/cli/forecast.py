@@ -5,12 +5,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+import numpy as np
 from rich.console import Console
 from rich.table import Table
 
 from hydroseq.forecast import ForecastResult, run_forecast
 from hydroseq.forecast.csv_writer import format_time
 from hydroseq.forecast.hindcast import HindcastScores
+from hydroseq.probabilistic_scores import ProbabilisticScores
 
 EXIT_OK = 0
 EXIT_NOTHING_FORECAST = 1  # no station could be forecast: nothing written, the scheduler acts
@@ -19,13 +21,17 @@ EXIT_NOTHING_FORECAST = 1  # no station could be forecast: nothing written, the 
 def forecast_command(args: argparse.Namespace) -> int:
     """Forecast (or hindcast) every station; 0 when something was written, 1 when no station could be forecast."""
     run = run_forecast(args.model, data_path=args.data, issue_time=args.issue_time, out=args.out,
-                       missing_forecast_input=args.missing_forecast_input)
+                       missing_forecast_input=args.missing_forecast_input, thresholds=args.thresholds)
     console = Console()
     print_summary(run.result, run.stations_forecast, run.published.forecast_files if run.published else [], console)
     if run.published is None:
         return EXIT_NOTHING_FORECAST
+    if run.result.exceedance is not None and len(run.result.issue_times) == 1:
+        print_exceedance(run.result, console)
     if run.published.scores is not None:
         print_scores(run.published.scores, list(run.published.score_files), console)
+    if run.published.distribution_scores is not None:
+        print_distribution_scores(run.published.distribution_scores, run.result.leads, console)
     return EXIT_OK
 
 
@@ -76,3 +82,41 @@ def print_scores(scores: HindcastScores, paths: list[Path], console: Console) ->
     console.print(table)
     for path in paths:
         console.print(f"per station and forecast: {path}", soft_wrap=True)
+
+
+def print_exceedance(result: ForecastResult, console: Console) -> None:
+    """Per station: each flood threshold and the probability of exceeding it at every lead (highest first)."""
+    assert result.thresholds is not None and result.exceedance is not None
+    thresholds = result.thresholds.for_stations(result.stations)
+    table = Table(title=f"probability of exceeding the flood thresholds ({thresholds.source})")
+    table.add_column("station")
+    for level in thresholds.levels:
+        table.add_column(f"{level} [{result.units}]", justify="right")
+        table.add_column(f"P(> {level}), leads {', '.join(str(int(lead)) for lead in result.leads)}", justify="right")
+    probability = result.exceedance[0]  # [station, lead, threshold]
+    order = np.argsort(-np.nan_to_num(probability.max(axis=1)[:, 0], nan=-1.0), kind="stable")
+    for s in order:
+        if not np.isfinite(result.values[0, s]).any():
+            continue
+        cells = []
+        for k in range(len(thresholds.levels)):
+            cells.append(f"{thresholds.values[s, k]:.2f}")
+            cells.append(" ".join(f"{p:4.0%}" if np.isfinite(p) else "  - " for p in probability[s, :, k]))
+        table.add_row(result.stations[s], *cells)
+    console.print(table)
+
+
+def print_distribution_scores(scores: list[ProbabilisticScores], leads: np.ndarray, console: Console) -> None:
+    """Per lead: median CRPS skill against climatology and persistence, interval coverage, 2-year Brier skill."""
+    table = Table(title="hindcast of the predictive distribution (median over stations)")
+    for column in ("lead", "CRPSS vs climatology", "CRPSS vs persistence", "stations CRPSS clim > 0",
+                   "coverage 50 %", "coverage 90 %", "BSS 2-year (pooled)"):
+        table.add_column(column, justify="right")
+    for lead, score in zip(leads, scores, strict=True):
+        rows = score.stations
+        table.add_row(str(int(lead)), f"{np.nanmedian(rows['crpss_climatology']):.3f}",
+                      f"{np.nanmedian(rows['crpss_persistence']):.3f}",
+                      f"{int((rows['crpss_climatology'] > 0).sum())} of {len(rows)}",
+                      f"{np.nanmedian(rows['coverage50']):.1%}", f"{np.nanmedian(rows['coverage90']):.1%}",
+                      f"{score.pooled.get('bss_2-year', float('nan')):.3f}")
+    console.print(table)

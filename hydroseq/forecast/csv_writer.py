@@ -32,14 +32,17 @@ def write_forecast_csv(result: ForecastResult, path: str | Path) -> Path:
     that read the observed target add ``observation_age_hours`` (how late the gauge was); models
     with ingested weather-forecast inputs add ``forecast_input_age_hours`` (how old the product was).
     Models with a predictive distribution add one column per quantile level after ``value`` (the
-    median): ``value_q05``, ..., ``value_q95``.
+    median): ``value_q05``, ..., ``value_q95``, and after them the probability of exceeding each
+    flood threshold, ``p_exceed_<level>`` (e.g. ``p_exceed_2-year``).
     """
     path = Path(path)
     valid_times = result.valid_times
     ages = result.observation_age_hours
     product_ages = result.forecast_input_age_hours
     levels = result.quantile_levels or ()
+    threshold_levels = result.thresholds.levels if result.thresholds is not None else ()
     columns = (CSV_COLUMNS + tuple(f"value_{quantile_label(level)}" for level in levels)
+               + tuple(f"p_exceed_{level}" for level in threshold_levels)
                + (("observation_age_hours",) if ages is not None else ())
                + (("forecast_input_age_hours",) if product_ages is not None else ()))
     with atomic_path(path) as tmp, open(tmp, "w", newline="", encoding="utf-8") as handle:
@@ -55,6 +58,8 @@ def write_forecast_csv(result: ForecastResult, path: str | Path) -> Path:
                 for k, lead in enumerate(result.leads):
                     spread = (() if result.quantiles is None
                               else tuple(format_value(value) for value in result.quantiles[i, s, k]))
+                    if result.exceedance is not None:
+                        spread += tuple(format_value(value) for value in result.exceedance[i, s, k])
                     writer.writerow((station, issue_text, int(lead), format_time(valid_times[i, k]),
                                      format_value(result.values[i, s, k]), *spread, *age))
     return path

@@ -39,6 +39,7 @@ def write_forecast_netcdf(result: ForecastResult, path: str | Path) -> Path:
         _write_values(nc, result, issue_dims)
         _write_quantiles(nc, result, issue_dims)
         _write_members(nc, result, issue_dims)
+        _write_exceedance(nc, result, issue_dims)
     return path
 
 
@@ -152,3 +153,23 @@ def _write_members(nc: netCDF4.Dataset, result: ForecastResult, issue_dims: tupl
     variable[...] = values[0] if not issue_dims else values
     variable.setncatts({"long_name": f"{result.variable} forecast of each ensemble member (its median)",
                         "units": result.units, "coordinates": nc.variables[result.variable].getncattr("coordinates")})
+
+
+def _write_exceedance(nc: netCDF4.Dataset, result: ForecastResult, issue_dims: tuple[str, ...]) -> None:
+    """Each station's flood thresholds and ``<variable>_exceedance_probability(..., station, lead, threshold)``."""
+    if result.thresholds is None or result.exceedance is None:
+        return
+    thresholds = result.thresholds.for_stations(result.stations)
+    nc.createDimension("threshold", len(thresholds.levels))
+    name = nc.createVariable("threshold", str, ("threshold",))
+    name[:] = np.array(thresholds.levels, dtype=object)
+    name.setncatts({"long_name": "flood threshold level", "source": thresholds.source})
+    discharge = nc.createVariable("threshold_discharge", "f4", ("station", "threshold"), fill_value=np.float32(np.nan))
+    discharge[:] = thresholds.values.astype(np.float32)
+    discharge.setncatts({"long_name": f"{result.variable} of each station's flood threshold", "units": result.units})
+    variable = nc.createVariable(f"{result.variable}_exceedance_probability", "f4",
+                                 issue_dims + ("station", "lead", "threshold"), fill_value=np.float32(np.nan))
+    values = np.asarray(result.exceedance, dtype=np.float32)
+    variable[...] = values[0] if not issue_dims else values
+    variable.setncatts({"long_name": f"probability that {result.variable} exceeds threshold_discharge",
+                        "units": "1", "coordinates": nc.variables[result.variable].getncattr("coordinates")})

@@ -12,7 +12,9 @@ from hydroseq.forecast.csv_writer import write_forecast_csv
 from hydroseq.forecast.hindcast import HindcastScores, score_hindcast, write_scores_csv
 from hydroseq.forecast.netcdf_writer import write_forecast_netcdf
 from hydroseq.forecast.plots import plot_hindcast
+from hydroseq.forecast.probabilistic import write_probabilistic_scores
 from hydroseq.forecast.result import ForecastResult
+from hydroseq.probabilistic_scores import ProbabilisticScores
 
 
 @dataclass(frozen=True)
@@ -23,14 +25,18 @@ class PublishedForecast:
     manifest: Path
     scores: HindcastScores | None = None
     score_files: tuple[Path, ...] = ()
+    distribution_scores: list[ProbabilisticScores] | None = None
 
 
 def publish_forecast(result: ForecastResult, target: Path, observed: np.ndarray | None = None,
-                     baselines: dict[str, np.ndarray] | None = None) -> PublishedForecast:
+                     baselines: dict[str, np.ndarray] | None = None,
+                     distribution_scores: list[ProbabilisticScores] | None = None) -> PublishedForecast:
     """Write ``target`` (NetCDF), the CSV beside it and, given ``observed``, the hindcast scores (CSV, PNG).
 
     ``baselines`` (``{name: [issue, station, lead]}``, e.g. persistence and climatology) are scored
-    beside the model (:func:`hydroseq.forecast.hindcast.score_hindcast`).
+    beside the model (:func:`hydroseq.forecast.hindcast.score_hindcast`); ``distribution_scores``
+    (a hindcast of a model with a predictive distribution, one per lead) go to
+    ``<stem>_probabilistic.csv`` and ``<stem>_reliability.png``.
 
     All of them appear together, under ``<stem>.manifest.json`` written last, or none of them
     does: an interrupted run leaves the previous set as it was.
@@ -47,6 +53,12 @@ def publish_forecast(result: ForecastResult, target: Path, observed: np.ndarray 
             scores = score_hindcast(result, observed, baselines)
             write_scores_csv(scores, staged.path(scores_csv))
             plot_hindcast(result, observed, scores, staged.path(scores_png))
+        score_files: tuple[Path, ...] = (scores_csv, scores_png)
+        if observed is not None and distribution_scores is not None:
+            extra = (target.with_name(f"{target.stem}_probabilistic.csv"),
+                     target.with_name(f"{target.stem}_reliability.png"))
+            write_probabilistic_scores(distribution_scores, result.leads, staged.path(extra[0]), staged.path(extra[1]))
+            score_files += extra
     if scores is None:
         return PublishedForecast([target, csv_path, manifest], manifest)
-    return PublishedForecast([target, csv_path, manifest], manifest, scores, (scores_csv, scores_png))
+    return PublishedForecast([target, csv_path, manifest], manifest, scores, score_files, distribution_scores)

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from hydroseq.thresholds import StationThresholds
+
 if TYPE_CHECKING:  # outputs.py imports this module
     from hydroseq.forecast.outputs import PublishedForecast
 
@@ -56,6 +58,9 @@ class ForecastResult:
     members
         Ensembles: float32 ``[issue time, station, lead, member]``, each member's point forecast
         (its median), never negative; ``values`` comes from the members' mean distribution.
+    thresholds, exceedance
+        Models with a predictive distribution: each station's flood thresholds and the probability
+        of exceeding them, float32 ``[issue time, station, lead, threshold]``.
     """
 
     issue_times: np.ndarray
@@ -77,6 +82,8 @@ class ForecastResult:
     quantiles: np.ndarray | None = None
     quantile_levels: tuple[float, ...] | None = None
     members: np.ndarray | None = None
+    thresholds: StationThresholds | None = None
+    exceedance: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         expected = (len(self.issue_times), len(self.stations), len(self.leads))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +19,7 @@ from hydroseq.forecast.data_window import IngestedFile, StationInfo
 from hydroseq.forecast.features import gather_windows, history_lengths, observation_age
 from hydroseq.forecast.issue_time import label_index_at_or_before, parse_issue_times
 from hydroseq.forecast.outputs import publish_forecast
+from hydroseq.forecast.probabilistic import exceedance, score_hindcast_distribution, training_record
 from hydroseq.forecast.product_use import MissingForecastInput, ProductUse, product_use
 from hydroseq.forecast.result import ForecastResult, ForecastRun
 
@@ -38,7 +39,8 @@ class Plan:
 
 def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, out: str | Path | None = None,
                  batch_size: int = 1024, show_progress: bool = True,
-                 missing_forecast_input: MissingForecastInput = "fallback") -> ForecastRun:
+                 missing_forecast_input: MissingForecastInput = "fallback",
+                 thresholds: str | Path | None = None) -> ForecastRun:
     """Forecast every station of ``data_path`` with the model in ``model_dir``.
 
     For each station the last ``seq_len`` grid steps at or before the issue step are scaled with
@@ -61,6 +63,11 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
     is valid, ``missing_forecast_input`` says whether the station is forecast without one
     (``fallback``, listed in ``result.fallback``) or the run fails (``fail``).
 
+    A model with a predictive distribution publishes its quantiles, its members (an ensemble) and
+    the probability of exceeding each station's flood thresholds: those of the ``thresholds``
+    table, else derived from the model's training period (:mod:`hydroseq.forecast.probabilistic`);
+    a hindcast also scores the distribution (CRPS, coverage, Brier, reliability).
+
     Returns
     -------
     ForecastRun
@@ -82,6 +89,8 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
         info = source.info()
         references = source.read_reference_times(plan.start, plan.stop)
         climatology = training_climatology(source) if plan.is_range else None
+        levels = tuple(metadata.quantiles)
+        record = training_record(source, levels, thresholds, plan.is_range) if levels else None
     layout = metadata.feature_layout()
     _check_feature_order(Path(model_dir) / METADATA_FILE, data, scalers, layout, metadata.feature_names)
     features, valid = build_features(data, scalers, layout)
@@ -94,15 +103,20 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
     age = observation_age(data.target, local_ends).T if layout.observed_flag else None
     skipped = _skip_reasons(data, valid, lengths, local_ends, needed)
     result = _result(model, data, info, plan, values, members, skipped, age, products)
+    if record is not None and result.quantiles is not None:
+        result = replace(result, thresholds=record.thresholds,
+                         exceedance=exceedance(result.quantiles, levels, record.thresholds))
     n_forecast = int(np.isfinite(result.values).any(axis=(0, 2)).sum())
     if n_forecast == 0:  # nothing to publish: leave any earlier files alone and let the scheduler act
         return ForecastRun(result, n_forecast, published=None)
     target = Path(out) if out is not None else default_output(result, plan.is_range)
-    observed, baselines = None, None
+    observed, baselines, distribution = None, None, None
     if plan.is_range:
         observed = _observed(data.target, local_ends, result.leads)
         baselines = hindcast_baselines(result, data.target, local_ends, climatology, data.grid)
-    return ForecastRun(result, n_forecast, publish_forecast(result, target, observed, baselines))
+        if record is not None:
+            distribution = score_hindcast_distribution(result, observed, baselines["persistence"], record, data.grid)
+    return ForecastRun(result, n_forecast, publish_forecast(result, target, observed, baselines, distribution))
 
 
 def _check_feature_order(path: Path, data: StationData, scalers: Scalers, layout: FeatureLayout,

@@ -214,6 +214,39 @@ def test_quantile_ensemble_parity_and_forecast_files(trained, short_histories: P
     assert [c for c in table.columns if c.startswith("value")] == ["value", "value_q05", "value_q25", "value_q50",
                                                                     "value_q75", "value_q95"]
     np.testing.assert_array_equal(table["value"].to_numpy(), table["value_q50"].to_numpy())
+    _check_thresholds_and_hindcast(tmp_path, short_histories, quantiles, forecast_rows, levels)
+
+
+def _check_thresholds_and_hindcast(tmp_path: Path, data: Path, quantiles: np.ndarray, rows: np.ndarray,
+                                   levels: list[float]) -> None:
+    """Default thresholds come from the training period (one year here: percentiles, no return periods);
+    a user table replaces them; a hindcast scores the distribution."""
+    with xr.open_dataset(tmp_path / "fc.nc") as forecast:
+        assert list(forecast["threshold"].values) == ["2-year", "5-year", "q95", "q99"]
+        probability = forecast["streamflow_exceedance_probability"].transpose("station", "lead", "threshold").values
+        discharge = forecast["threshold_discharge"].transpose("station", "threshold").values
+    assert np.isnan(discharge[:, :2]).all()  # 2012 alone is too short for annual maxima
+    p95 = probability[rows][..., 2]
+    assert np.isfinite(p95).all() and ((p95 >= 0) & (p95 <= 1)).all()
+    below_q05 = discharge[rows][:, None, 2] < quantiles[rows][..., 0]  # threshold under the 5 % quantile
+    assert (p95[below_q05] >= 0.95 - 1e-6).all()
+    above_q95 = discharge[rows][:, None, 2] > quantiles[rows][..., -1]
+    assert (p95[above_q95] <= 0.05 + 1e-6).all() and levels[-1] == 0.95
+
+    table = tmp_path / "thresholds.csv"
+    table.write_text("station,level,discharge\n01022500,warning,0.5\n01022500,alarm,5\n02064000,warning,1\n")
+    run_forecast(tmp_path / "model", data, "2014-05-31", out=tmp_path / "user.nc", thresholds=table)
+    with xr.open_dataset(tmp_path / "user.nc") as forecast:
+        assert sorted(forecast["threshold"].values) == ["alarm", "warning"]
+        user = forecast["streamflow_exceedance_probability"].sel(threshold="warning").to_series()
+    assert user.dropna().index.get_level_values("station").unique().tolist() == ["01022500", "02064000"]
+
+    hindcast = run_forecast(tmp_path / "model", data, "2014-05-01..2014-05-31", out=tmp_path / "hc.nc")
+    assert hindcast.published is not None and hindcast.published.distribution_scores is not None
+    scores = pd.read_csv(tmp_path / "hc_probabilistic.csv", dtype={"station": str})
+    assert sorted(scores["lead"].unique()) == [1, 2, 3]
+    assert (scores["crps"].dropna() > 0).all() and scores["coverage90"].dropna().between(0, 1).all()
+    assert (tmp_path / "hc_reliability.png").stat().st_size > 0
 
 
 @pytest.mark.parametrize("rollout", [True, False], ids=["rollout", "forecast-as-inputs"])

@@ -1,0 +1,109 @@
+"""The probabilistic part of a forecast: flood thresholds, exceedance probabilities, hindcast verification.
+
+Thresholds come from a user table (``--thresholds FILE``: station, level, discharge) or, by default,
+from the model's training period in the ingested file (2- and 5-year flows from annual maxima,
+flow percentiles 95 and 99; :func:`hydroseq.thresholds.derived_thresholds`). The same training
+period gives the climatological distribution a hindcast's CRPS is compared with and the base rate
+of each event (the Brier skill score's reference). Nothing after the training period feeds them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from hydroseq.baselines import doy_quantile_table
+from hydroseq.errors import InputDataError
+from hydroseq.fileio import atomic_path
+from hydroseq.forecast.baselines import training_period
+from hydroseq.forecast.data_window import IngestedFile
+from hydroseq.forecast.result import ForecastResult
+from hydroseq.grid import GridSpec
+from hydroseq.probabilistic_scores import ProbabilisticScores, event_base_rates, score_quantile_forecast
+from hydroseq.quantiles import exceedance_probability
+from hydroseq.thresholds import StationThresholds, derived_thresholds, read_threshold_table
+from hydroseq.verification_plots import plot_reliability_diagram
+
+RELIABILITY_LEVEL = "2-year"
+
+
+@dataclass(frozen=True)
+class TrainingRecord:
+    """What the training period of the ingested file gives a probabilistic forecast."""
+
+    thresholds: StationThresholds
+    base_rates: np.ndarray  # [station, threshold level]
+    climatology: np.ndarray | None  # [station, 367, quantile level] (hindcasts only)
+
+
+def training_record(source: IngestedFile, levels: tuple[float, ...], thresholds_file: str | Path | None,
+                    with_climatology: bool) -> TrainingRecord:
+    """Thresholds (the user's table, else derived), event base rates and the climatological distribution.
+
+    Raises
+    ------
+    InputDataError
+        If the model's metadata do not say its training period, or the file holds none of it.
+    """
+    period = training_period(source.metadata.train_config)
+    if period is None:
+        raise InputDataError(source.path, "the model's metadata do not say its training period: flood thresholds "
+                                          "and base rates cannot be derived")
+    times = source.times
+    inside = np.flatnonzero(source.grid.period_mask(times, period))
+    if inside.size == 0:
+        raise InputDataError(source.path, f"the file holds none of the training period {period.start}..{period.end}, "
+                                          "from which the flood thresholds are derived", where="time")
+    target = source.read_target(int(inside[0]), int(inside[-1]) + 1)
+    train_times = times[inside[0]:inside[-1] + 1]
+    if thresholds_file is not None:
+        thresholds = read_threshold_table(thresholds_file, list(source.station_ids))
+    else:
+        thresholds = derived_thresholds(target, train_times, list(source.station_ids),
+                                        period_label=f"{period.start}..{period.end}")
+    climatology = None
+    if with_climatology:
+        days = source.grid.day_of_year(train_times)
+        climatology = doy_quantile_table(target, days, np.ones(len(train_times), dtype=bool), levels)
+    return TrainingRecord(thresholds, event_base_rates(target, thresholds), climatology)
+
+
+def exceedance(quantiles: np.ndarray, levels: tuple[float, ...], thresholds: StationThresholds) -> np.ndarray:
+    """``[issue, station, lead, threshold]``: probability that the discharge exceeds each threshold."""
+    values = thresholds.values.astype(np.float64)  # [station, threshold]
+    probability = np.stack([exceedance_probability(quantiles, levels, values[None, :, k, None])
+                            for k in range(values.shape[1])], axis=-1)
+    return probability.astype(np.float32)
+
+
+def score_hindcast_distribution(result: ForecastResult, observed: np.ndarray, persistence: np.ndarray,
+                                record: TrainingRecord, grid: GridSpec) -> list[ProbabilisticScores]:
+    """Per lead: CRPS against the climatological distribution and persistence, coverage, threshold scores.
+
+    Each station's series is its issue times at that lead (``[issue, station, lead]`` arrays).
+    """
+    assert result.quantiles is not None and result.quantile_levels is not None and record.climatology is not None
+    days = grid.day_of_year(result.valid_times.ravel()).reshape(result.valid_times.shape)  # [issue, lead]
+    scores = []
+    for k in range(len(result.leads)):
+        climatology = record.climatology[:, days[:, k]]  # [station, issue, level]
+        scores.append(score_quantile_forecast(
+            result.quantiles[:, :, k].transpose(1, 0, 2).astype(np.float64), result.quantile_levels,
+            observed[:, :, k].T.astype(np.float64), climatology, persistence[:, :, k].T.astype(np.float64),
+            list(result.stations), record.thresholds, record.base_rates))
+    return scores
+
+
+def write_probabilistic_scores(scores: list[ProbabilisticScores], leads: np.ndarray, csv_path: Path,
+                               reliability_png: Path) -> None:
+    """Per-station scores of every lead as one CSV, and the reliability diagram of the 2-year flow."""
+    table = pd.concat([score.stations.assign(lead=int(lead)) for score, lead in zip(scores, leads, strict=True)])
+    table = table[["station", "lead", *[c for c in table.columns if c not in ("station", "lead")]]]
+    with atomic_path(csv_path) as tmp:
+        table.to_csv(tmp, index=False, float_format="%.4f")
+    diagrams = {f"lead {int(lead)}": score.reliability[RELIABILITY_LEVEL]
+                for score, lead in zip(scores, leads, strict=True) if RELIABILITY_LEVEL in score.reliability}
+    plot_reliability_diagram(diagrams, reliability_png, f"hindcast: exceeding the {RELIABILITY_LEVEL} flow")
