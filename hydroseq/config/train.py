@@ -238,6 +238,9 @@ class TrainingConfig(StrictModel):
         "mse", description="mse, nse (NSE*: squared errors weighted by 1 / (station std + 0.1)^2) or quantile "
                            "(pinball loss of model.quantiles, weighted by 1 / (station std + 0.1))")
     patience: PositiveInt | None = Field(None, description="early stopping on validation median NSE")
+    calibrate_quantiles: bool = Field(
+        True, description="quantile models: after training, scale each level's distance from the median per lead so "
+                          "that its frequency on the validation period matches the level")
     median_nse_weight: float = Field(
         0.0, ge=0.0, description="loss: quantile: add this weight times the NSE* loss of the median, which pulls "
                                  "the point forecast towards the peaks a squared error rewards")

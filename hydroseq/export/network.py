@@ -32,7 +32,7 @@ class LastStepNetwork(nn.Module):
         """Outputs at position ``lengths - 1`` of each row of the right-padded batch ``x``."""
         if isinstance(self.model, EnsembleModel):
             members = self.model.member_outputs(x, lengths, path="padded", last_only=True)
-            return members.mean(dim=0), members.transpose(0, 1)
+            return self.model.combine(members), members.transpose(0, 1)
         return self.model(x, lengths, path="padded", last_only=True)
 
 

@@ -8,6 +8,7 @@ import torch
 from torch import Tensor, nn
 
 from hydroseq.model.lstm import LSTMModel, LSTMPath, Mode
+from hydroseq.model.quantile_head import scale_spread
 
 
 class EnsembleModel(nn.Module):
@@ -18,6 +19,8 @@ class EnsembleModel(nn.Module):
     member's weights.
     """
 
+    quantile_scale: Tensor
+
     def __init__(self, members: list[LSTMModel]) -> None:
         super().__init__()
         if not members:
@@ -25,6 +28,8 @@ class EnsembleModel(nn.Module):
         if len({member.mode for member in members}) != 1:
             raise ValueError("ensemble members must share one mode")
         self.members = nn.ModuleList(members)
+        # the spread calibration of the member mean (ones until fitted); the checkpoint holds it
+        self.register_buffer("quantile_scale", torch.ones_like(members[0].quantile_scale), persistent=False)
 
     @property
     def first_member(self) -> LSTMModel:
@@ -52,5 +57,17 @@ class EnsembleModel(nn.Module):
         return torch.stack([member(x, lengths, path=path, last_only=last_only) for member in self.members])
 
     def forward(self, x: Tensor, lengths: Tensor, path: LSTMPath | None = None, last_only: bool = False) -> Tensor:
-        """The mean of the members' outputs (``last_only``: see :meth:`LSTMModel.forward`)."""
-        return self.member_outputs(x, lengths, path, last_only).mean(dim=0)
+        """The mean of the members' outputs (``last_only``: see :meth:`LSTMModel.forward`); quantile
+        members: the mean of each level, its spread calibrated."""
+        return self.combine(self.member_outputs(x, lengths, path, last_only))
+
+    def combine(self, member_outputs: Tensor) -> Tensor:
+        """The ensemble's output from :meth:`member_outputs`: their mean (quantiles: per level, calibrated)."""
+        mean = member_outputs.mean(dim=0)
+        if self.quantiles is None:
+            return mean
+        return scale_spread(mean, self.quantile_scale, self.quantiles.index(0.5))
+
+    def set_quantile_scale(self, scale: Tensor) -> None:
+        """Calibrate the member mean's spread (``[n_outputs, n_levels]``); the members stay as trained."""
+        self.quantile_scale.copy_(scale)

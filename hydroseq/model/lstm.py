@@ -23,7 +23,7 @@ import torch
 from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from hydroseq.model.quantile_head import ordered_quantiles
+from hydroseq.model.quantile_head import ordered_quantiles, scale_spread
 from hydroseq.model.rollout import ForecastRollout, ForecastRolloutSpec
 
 Mode = Literal["per_step", "sequence"]
@@ -69,6 +69,8 @@ class LSTMModel(nn.Module):
         the gated skip shifts them all alike.
     """
 
+    quantile_scale: Tensor
+
     def __init__(self, n_features: int, n_outputs: int, hidden_size: int = 64, num_layers: int = 1,
                  embedding_size: int | None = None, dropout: float = 0.0, initial_forget_bias: float = 3.0,
                  mode: Mode = "per_step", lstm_path: LSTMPath = "padded",
@@ -100,6 +102,8 @@ class LSTMModel(nn.Module):
             nn.init.zeros_(self.skip_gate.weight)
             nn.init.constant_(self.skip_gate.bias, SKIP_GATE_INITIAL_BIAS)
         self.set_forget_bias(initial_forget_bias)
+        # the spread calibration (ones until fitted); not in the state dict, the checkpoint holds it
+        self.register_buffer("quantile_scale", torch.ones(n_outputs, per_output), persistent=False)
 
     def set_forget_bias(self, value: float) -> None:
         """Set the forget-gate bias of every layer to ``value`` (gate order in torch: i, f, g, o)."""
@@ -137,7 +141,13 @@ class LSTMModel(nn.Module):
         if newest is not None and self.skip_gate is not None:
             skip = torch.sigmoid(self.skip_gate(features)) * newest.to(out.dtype)
             out = out + (skip.unsqueeze(-1) if self.quantiles is not None else skip)
+        if self.quantiles is not None:
+            out = scale_spread(out, self.quantile_scale, self.quantiles.index(0.5))
         return out.squeeze(1) if last_only and self.mode == "per_step" else out
+
+    def set_quantile_scale(self, scale: Tensor) -> None:
+        """Calibrate the spread of the quantiles (``[n_outputs, n_levels]``, :func:`.quantile_head.scale_spread`)."""
+        self.quantile_scale.copy_(scale)
 
     def _head(self, features: Tensor) -> Tensor:
         assert self.head is not None  # built whenever there is no roll-out

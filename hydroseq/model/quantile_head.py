@@ -27,6 +27,16 @@ def ordered_quantiles(raw: Tensor, median_index: int) -> Tensor:
     return torch.cat([median - below, median, median + above], dim=-1)
 
 
+def scale_spread(quantiles: Tensor, scale: Tensor, median_index: int) -> Tensor:
+    """``median + scale * (quantile - median)`` for ``quantiles [..., n_outputs, K]`` and ``scale [n_outputs, K]``.
+
+    A calibration fitted after training (:mod:`hydroseq.training.calibration`); with ``scale``
+    non-decreasing outwards from the median the quantiles stay ordered.
+    """
+    median = quantiles[..., median_index:median_index + 1]
+    return median + scale.to(quantiles.dtype) * (quantiles - median)
+
+
 def pinball_loss(pred: Tensor, target: Tensor, mask: Tensor | None, levels: Tensor,
                  station_std: Tensor | None = None, eps: float = NSE_EPS) -> Tensor:
     """Mean quantile (pinball) loss of ``pred [..., K]`` for ``target [...]`` at ``levels [K]``.

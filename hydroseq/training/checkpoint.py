@@ -74,6 +74,9 @@ class Checkpoint:
         Per-epoch metrics, one row per epoch.
     member_states, member_run_ids
         An ensemble's members: weights and run ids, first member first (empty for one model).
+    quantile_scale
+        Quantile models: the spread calibration ``[lead][level]`` fitted on the validation period
+        (:mod:`hydroseq.training.calibration`); None before it is fitted.
     """
 
     model_state: dict[str, torch.Tensor]
@@ -91,6 +94,7 @@ class Checkpoint:
     history: list[dict[str, float]] = field(default_factory=list)
     member_states: list[dict[str, torch.Tensor]] = field(default_factory=list)
     member_run_ids: list[str] = field(default_factory=list)
+    quantile_scale: list[list[float]] | None = None
 
     @property
     def n_features(self) -> int:
@@ -110,6 +114,8 @@ class Checkpoint:
             member.load_state_dict(weights)
             members.append(member)
         model = members[0] if len(members) == 1 else EnsembleModel(members)
+        if self.quantile_scale is not None:
+            model.set_quantile_scale(torch.tensor(self.quantile_scale, dtype=torch.float32))
         return model.eval()
 
     def save(self, path: str | Path) -> Path:
@@ -125,6 +131,8 @@ class Checkpoint:
         }
         if self.member_states:
             state.update(member_states=self.member_states, member_run_ids=self.member_run_ids)
+        if self.quantile_scale is not None:
+            state["quantile_scale"] = self.quantile_scale
         path = Path(path)
         with atomic_path(path) as tmp:
             torch.save(state, tmp)
@@ -168,6 +176,7 @@ class Checkpoint:
                                          int(stopping["epochs_without_improvement"])),
             rng=state["rng"], rng_by_rank=state["rng_by_rank"], history=state["history"],
             member_states=state.get("member_states", []), member_run_ids=state.get("member_run_ids", []),
+            quantile_scale=state.get("quantile_scale"),
         )
 
 

@@ -16,7 +16,9 @@ from hydroseq.fileio import write_text_atomic
 from hydroseq.model import TrainedModel
 from hydroseq.training import checkpoint as ckpt
 from hydroseq.training import store, tracking
+from hydroseq.training.calibration import fit_quantile_scale
 from hydroseq.training.data import TrainingData
+from hydroseq.training.predict import eval_batch_size, predict_split
 from hydroseq.training.report import SplitReport, report_split
 
 MODEL_ARTIFACT = "model"
@@ -78,7 +80,10 @@ def finish_run(config: TrainConfig, data: TrainingData, out_dir: Path, device: t
     twice and no second model.
     """
     best_path = out_dir / "best.pt" if (out_dir / "best.pt").exists() else out_dir / "last.pt"
-    model = ckpt.Checkpoint.load(best_path).build_model()
+    checkpoint = ckpt.Checkpoint.load(best_path)
+    if config.model.quantiles is not None and config.training.calibrate_quantiles:
+        calibrate(checkpoint, data, config, device).save(best_path)
+    model = checkpoint.build_model()
     model.to(device)
     report = report_split(model, data.station_data, data.scalers, config, "validation", device, out_dir,
                           late_gauge=False, show_progress=show_progress)
@@ -95,6 +100,17 @@ def finish_run(config: TrainConfig, data: TrainingData, out_dir: Path, device: t
     if not keep_complete_model(run.run_id, run.experiment_id):
         log_model(model.cpu())
     return report
+
+
+def calibrate(checkpoint: ckpt.Checkpoint, data: TrainingData, config: TrainConfig,
+              device: torch.device) -> ckpt.Checkpoint:
+    """``checkpoint`` with its quantile spread fitted on the validation period (from the uncalibrated model)."""
+    checkpoint.quantile_scale = None
+    prediction = predict_split(checkpoint.build_model().to(device), data.station_data, data.scalers, config.data,
+                               "validation", device, batch_size=eval_batch_size(config.batching.batch_size),
+                               stride=config.training.eval_stride)
+    checkpoint.quantile_scale = fit_quantile_scale(prediction).tolist()
+    return checkpoint
 
 
 def keep_complete_model(run_id: str, experiment_id: str) -> bool:

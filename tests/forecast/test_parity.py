@@ -185,7 +185,8 @@ def test_quantile_ensemble_parity_and_forecast_files(trained, short_histories: P
     for seed in (5, 6):
         torch.manual_seed(seed)
         states.append(get_model(config.model, len(names), 3, "per_step", data=config.data).state_dict())
-    untrained = Checkpoint(states[0], config, names, 3, scalers, "untrained", member_states=states)
+    untrained = Checkpoint(states[0], config, names, 3, scalers, "untrained", member_states=states,
+                           quantile_scale=[[0.6, 0.8, 1.0, 0.9, 1.3]] * 3)  # a calibration: exported with it
     model = untrained.build_model()
     export_trained_model(untrained, config.data.max_len, tmp_path / "model", read_provenance(short_histories),
                          pt2=False)

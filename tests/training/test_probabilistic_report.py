@@ -10,6 +10,7 @@ from mlflow.tracking import MlflowClient
 
 from hydroseq.config import TrainConfig
 from hydroseq.training import evaluate, train
+from hydroseq.training.checkpoint import Checkpoint
 
 LEVELS = [0.05, 0.25, 0.5, 0.75, 0.95]
 
@@ -21,6 +22,8 @@ def test_evaluating_a_quantile_model_scores_its_distribution(tmp_path: Path, sma
     base["training"].update({"loss": "quantile", "median_nse_weight": 0.5})
     config = TrainConfig.model_validate(base)
     result = train(config)
+    scale = np.array(Checkpoint.load(result.output_dir / "best.pt").quantile_scale)
+    assert scale.shape == (2, len(LEVELS)) and (scale[:, 2] == 1).all() and not np.allclose(scale, 1.0)
     report = evaluate(result.run_id, "test", tracking_uri=config.tracking.tracking_uri, show_progress=False).report
 
     assert report.probabilistic is not None
