@@ -11,7 +11,7 @@ from hydroseq.fileio import manifest_path, publish_set
 from hydroseq.forecast.csv_writer import write_forecast_csv
 from hydroseq.forecast.hindcast import HindcastScores, score_hindcast, write_scores_csv
 from hydroseq.forecast.netcdf_writer import write_forecast_netcdf
-from hydroseq.forecast.plots import plot_hindcast
+from hydroseq.forecast.plots import plot_hindcast, plot_plume
 from hydroseq.forecast.probabilistic import write_probabilistic_scores
 from hydroseq.forecast.result import ForecastResult
 from hydroseq.probabilistic_scores import ProbabilisticScores
@@ -36,7 +36,8 @@ def publish_forecast(result: ForecastResult, target: Path, observed: np.ndarray 
     ``baselines`` (``{name: [issue, station, lead]}``, e.g. persistence and climatology) are scored
     beside the model (:func:`hydroseq.forecast.hindcast.score_hindcast`); ``distribution_scores``
     (a hindcast of a model with a predictive distribution, one per lead) go to
-    ``<stem>_probabilistic.csv`` and ``<stem>_reliability.png``.
+    ``<stem>_probabilistic.csv``, ``<stem>_reliability.png`` and ``<stem>_plume.png`` (one station's
+    median and 50 / 90 % bands around its largest flow, with its thresholds).
 
     All of them appear together, under ``<stem>.manifest.json`` written last, or none of them
     does: an interrupted run leaves the previous set as it was.
@@ -54,10 +55,11 @@ def publish_forecast(result: ForecastResult, target: Path, observed: np.ndarray 
             write_scores_csv(scores, staged.path(scores_csv))
             plot_hindcast(result, observed, scores, staged.path(scores_png))
         score_files: tuple[Path, ...] = (scores_csv, scores_png)
-        if observed is not None and distribution_scores is not None:
+        if scores is not None and observed is not None and distribution_scores is not None:
             extra = (target.with_name(f"{target.stem}_probabilistic.csv"),
-                     target.with_name(f"{target.stem}_reliability.png"))
+                     target.with_name(f"{target.stem}_reliability.png"), target.with_name(f"{target.stem}_plume.png"))
             write_probabilistic_scores(distribution_scores, result.leads, staged.path(extra[0]), staged.path(extra[1]))
+            plot_plume(result, observed, scores, staged.path(extra[2]))
             score_files += extra
     if scores is None:
         return PublishedForecast([target, csv_path, manifest], manifest)

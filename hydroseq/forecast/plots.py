@@ -29,6 +29,7 @@ def plot_hindcast(result: ForecastResult, observed: np.ndarray, scores: Hindcast
     # No station with a finite NSE: no stations are picked and the hydrograph panels stay empty.
     for axis, (label, station) in zip(axes[1:], _picked_stations(scores), strict=False):
         valid = result.valid_times[:, 0]
+        _bands(axis, result, valid, station, 0)
         axis.plot(valid, observed[:, station, 0], color="black", linewidth=1, label="observed")
         axis.plot(valid, result.values[:, station, 0], color="tab:blue", linewidth=1, label="forecast")
         axis.set_title(f"{label}: {result.stations[station]} (NSE {scores.nse[0, station, 0]:.2f})")
@@ -40,6 +41,55 @@ def plot_hindcast(result: ForecastResult, observed: np.ndarray, scores: Hindcast
     with atomic_path(path) as tmp:
         figure.savefig(tmp, format="png", dpi=90, metadata={"Software": None})
     return path
+
+
+def plot_plume(result: ForecastResult, observed: np.ndarray, scores: HindcastScores, path: str | Path,
+               half_window_steps: int = 60) -> Path:
+    """A PNG of one station's predictive distribution: median, 50 % and 90 % bands, observations, thresholds.
+
+    The station is the one with the median NSE at the first lead, shown around its largest
+    observed flow (``half_window_steps`` issue times either side), one panel per lead.
+    """
+    path = Path(path)
+    picked = dict(_picked_stations(scores))
+    figure = Figure(figsize=(6 * len(result.leads), 4))
+    axes = np.atleast_1d(figure.subplots(1, len(result.leads), sharey=True))
+    if "median" in picked:
+        station = picked["median"]
+        peak = int(np.nanargmax(np.where(np.isfinite(observed[:, station, 0]), observed[:, station, 0], -np.inf)))
+        window = slice(max(0, peak - half_window_steps), peak + half_window_steps + 1)
+        thresholds = result.thresholds.for_stations(result.stations) if result.thresholds is not None else None
+        for k, axis in enumerate(axes):
+            valid = result.valid_times[window, k]
+            _bands(axis, result, valid, station, k, window)
+            axis.plot(valid, observed[window, station, k], color="black", linewidth=1, label="observed")
+            axis.plot(valid, result.values[window, station, k], color="tab:blue", linewidth=1.2, label="median")
+            if thresholds is not None:
+                for level, style in zip(thresholds.levels[:2], ("--", ":"), strict=False):
+                    value = thresholds.values[station, thresholds.levels.index(level)]
+                    if np.isfinite(value):
+                        axis.axhline(value, color="tab:red", linestyle=style, linewidth=1, label=f"{level} flow")
+            axis.set_title(f"{result.stations[station]}, lead {int(result.leads[k])}")
+            axis.tick_params(axis="x", labelrotation=30)
+        axes[0].set_ylabel(f"{result.variable} [{result.units}]")
+        axes[0].legend(loc="upper left", fontsize="small")
+    figure.tight_layout()
+    with atomic_path(path) as tmp:
+        figure.savefig(tmp, format="png", dpi=90, metadata={"Software": None})
+    return path
+
+
+def _bands(axis: Axes, result: ForecastResult, valid: np.ndarray, station: int, lead: int,
+           window: slice = slice(None)) -> None:
+    """The 90 % and 50 % central intervals, when the forecast has them."""
+    if result.quantiles is None or result.quantile_levels is None:
+        return
+    levels = result.quantile_levels
+    for lower, upper, alpha in ((0.05, 0.95, 0.2), (0.25, 0.75, 0.4)):
+        if lower in levels and upper in levels:
+            axis.fill_between(valid, result.quantiles[window, station, lead, levels.index(lower)],
+                              result.quantiles[window, station, lead, levels.index(upper)], color="tab:blue",
+                              alpha=alpha, linewidth=0, label=f"{round((upper - lower) * 100)} % interval")
 
 
 def _skill_boxes(axis: Axes, scores: HindcastScores) -> None:
