@@ -9,8 +9,10 @@
 #   runs/demo/train/                     checkpoints, validation/test metrics and hydrographs
 #   mlruns.db, mlartifacts/              the MLflow store (mlflow ui --backend-store-uri sqlite:///mlruns.db)
 #   OUT/model/                           exported model: model.onnx, model.pt2, metadata.json
-#   OUT/forecast/forecast_2014-09-30.*   forecast issued at the end of 2014-09-30 (NetCDF + CSV)
-#   OUT/forecast/hindcast_wy2014.*       hindcast over water year 2014 (+ _scores.csv: NSE/KGE of model, persistence, climatology)
+#   OUT/forecast/forecast_2014-09-30.*   forecast issued at the end of 2014-09-30 (NetCDF + CSV): median, quantiles,
+#                                        probability of exceeding each station's 2- and 5-year flows
+#   OUT/forecast/hindcast_wy2014.*       hindcast over water year 2014 (+ _scores.csv: NSE/KGE of model, persistence,
+#                                        climatology; _probabilistic.csv: CRPS, coverage, Brier; _reliability.png, _plume.png)
 #   OUT/forecast_product.nc              a generated weather-forecast product archive (observed forcing + noise)
 #   OUT/caravan_daily_forecast.nc        the ingest with that product as a forecast source
 #   OUT/model_forecast_inputs/           exported model that reads the product for leads 1-3
@@ -78,7 +80,8 @@ Done. Outputs:
   evaluation         $TRAIN_DIR/evaluation/
   exported model     $OUT/model/ (model.onnx, model.pt2, metadata.json)
   forecast           $OUT/forecast/forecast_2014-09-30.nc and .csv
-  hindcast           $OUT/forecast/hindcast_wy2014.nc, .csv and _scores.csv
+  hindcast           $OUT/forecast/hindcast_wy2014.nc, .csv, _scores.csv, _probabilistic.csv,
+                     _reliability.png (exceeding the 2-year flow), _plume.png
   forecast inputs    $OUT/forecast_product.nc (generated), $OUT/caravan_daily_forecast.nc, $OUT/model_forecast_inputs/
   its hindcast       $OUT/forecast/hindcast_wy2014_forecast_inputs.nc, .csv and _scores.csv (MLflow run $FORECAST_RUN)
 Browse the runs with: mlflow ui --backend-store-uri sqlite:///mlruns.db
