@@ -3,7 +3,8 @@
 Each command lives in a module of this package (:mod:`hydroseq.cli.ingest`, ``stats``,
 ``training``, ``export``, ``forecast``): it calls the Python API, which returns a result and
 prints nothing, prints that result and turns it into an exit status. :func:`main` turns the
-API's :class:`~hydroseq.errors.HydroseqError` into one line and status 2.
+API's :class:`~hydroseq.errors.HydroseqError` into one line and the error's status; every status
+is one of :class:`~hydroseq.errors.ExitCode` (README "Exit status").
 
 The command modules are imported inside each handler so that ``hydroseq --help`` stays fast and
 a command only loads what it needs (``forecast`` never imports the training code).
@@ -17,11 +18,12 @@ import os
 import signal
 import sys
 import threading
+import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from hydroseq import __version__
-from hydroseq.errors import HydroseqError
+from hydroseq.errors import ExitCode, HydroseqError
 
 # The machines this runs on often have no internet; MLflow's telemetry would try to reach it.
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
@@ -111,30 +113,36 @@ def _is_store_lock(error: Exception) -> bool:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the ``hydroseq`` command; returns the process exit status.
+    """Run the ``hydroseq`` command; returns the process exit status, an :class:`~hydroseq.errors.ExitCode`.
 
+    A command line that does not parse exits through argparse with 2 (``ExitCode.USAGE``). A
+    :class:`~hydroseq.errors.HydroseqError` is printed as one line and gives its ``exit_code``.
     SIGINT (Ctrl-C) and SIGTERM take the same path: the exception unwinds the command, which
     removes its temporaries and leaves the earlier outputs as they were; the status is 128 + the
-    signal number (130, 143), as a shell reports a process killed by that signal.
+    signal number (130, 143), as a shell reports a process killed by that signal. Any other
+    exception is a bug: its traceback is printed and the status is 70 (``ExitCode.INTERNAL``).
     """
     args = build_parser().parse_args(argv)
     in_main_thread = threading.current_thread() is threading.main_thread()  # only it may set handlers
     previous = signal.signal(signal.SIGTERM, _raise_terminated) if in_main_thread else None
     try:
-        return args.handler(args)
+        return int(args.handler(args))
     except HydroseqError as error:
         print(f"hydroseq {args.command}: error: {error}", file=sys.stderr)
-        return 2
+        return error.exit_code
     except KeyboardInterrupt as interrupt:
         signum = interrupt.signum if isinstance(interrupt, Terminated) else signal.SIGINT
         print(f"hydroseq {args.command}: interrupted ({signal.Signals(signum).name})", file=sys.stderr)
-        return 128 + signum
+        return ExitCode.TERMINATED if signum == signal.SIGTERM else ExitCode.INTERRUPTED
     except Exception as error:
-        if not _is_store_lock(error):
-            raise
-        print(f"hydroseq {args.command}: error: the MLflow store is locked by another process "
-              f"({str(error).splitlines()[0]})", file=sys.stderr)
-        return 2
+        if _is_store_lock(error):
+            print(f"hydroseq {args.command}: error: the MLflow store is locked by another process "
+                  f"({str(error).splitlines()[0]})", file=sys.stderr)
+            return ExitCode.UNAVAILABLE
+        traceback.print_exc()
+        print(f"hydroseq {args.command}: unexpected error (a bug: please report it with the traceback above)",
+              file=sys.stderr)
+        return ExitCode.INTERNAL
     finally:
         if in_main_thread:
             signal.signal(signal.SIGTERM, previous)

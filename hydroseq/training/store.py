@@ -22,7 +22,7 @@ from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
 
 from hydroseq.config import TrackingConfig
-from hydroseq.errors import HydroseqError
+from hydroseq.errors import UnavailableError
 
 T = TypeVar("T")
 STEP_KEY = "epoch"  # the key of a metrics row that gives its MLflow step
@@ -47,7 +47,7 @@ def retry_locked(tracking_uri: str, config: TrackingConfig, action: Callable[[],
 
     Raises
     ------
-    HydroseqError
+    UnavailableError
         If the store is still locked after ``config.store_lock_retries`` retries.
     """
     start = time.monotonic()
@@ -58,7 +58,7 @@ def retry_locked(tracking_uri: str, config: TrackingConfig, action: Callable[[],
             if not is_lock_error(error):
                 raise
             if attempt == config.store_lock_retries:
-                raise HydroseqError(
+                raise UnavailableError(
                     f"MLflow store {tracking_uri} is locked by another process: gave up after "
                     f"{attempt + 1} tries in {time.monotonic() - start:.0f} s") from None
             time.sleep(config.store_lock_backoff_s * 2**attempt)
@@ -78,7 +78,7 @@ def creation_lock(tracking_uri: str, config: TrackingConfig) -> Iterator[None]:
         with FileLock(f"{database}.lock", timeout=patience):
             yield
     except Timeout:
-        raise HydroseqError(f"MLflow store {tracking_uri}: another job held {database}.lock for more than "
+        raise UnavailableError(f"MLflow store {tracking_uri}: another job held {database}.lock for more than "
                             f"{patience:.0f} s") from None
 
 
