@@ -90,8 +90,22 @@ def build_parser() -> argparse.ArgumentParser:
     forecast.add_argument("--missing-forecast-input", choices=("fallback", "fail"), default="fallback",
                           help="models with weather-forecast inputs, a station with no product valid at the issue "
                                "time: forecast it without one (default) or fail the run")
+    forecast.add_argument("--max-skipped-share", type=_share, default=1.0, metavar="SHARE",
+                          help="exit 5 (partial result) when more than this share (0 to 1) of the stations could "
+                               "not be forecast; what was forecast is written all the same (default 1: never)")
     forecast.set_defaults(handler=_command("forecast", "forecast_command"))
     return parser
+
+
+def _share(text: str) -> float:
+    """A share from 0 to 1 (an argparse ``type``: a bad value is a usage error)."""
+    try:
+        share = float(text)
+    except ValueError:
+        share = float("nan")
+    if not 0.0 <= share <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a share from 0 to 1, got {text!r}")
+    return share
 
 
 class Terminated(KeyboardInterrupt):
