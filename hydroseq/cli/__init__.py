@@ -29,6 +29,11 @@ from hydroseq.errors import ExitCode, HydroseqError
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 
 
+TRACKING_URI_HELP = ("MLflow tracking URI (overrides MLFLOW_TRACKING_URI, which overrides the config's; default "
+                     "sqlite:///mlruns.db; relative store paths resolve under HYDROSEQ_HOME, default the working "
+                     "directory)")
+
+
 def _command(module: str, function: str) -> Callable[[argparse.Namespace], int]:
     """A handler that imports ``hydroseq.cli.<module>`` only when its command runs (torch and MLflow
     are slow to import, and ``--help`` needs neither)."""
@@ -65,21 +70,24 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--data", type=Path, default=None, help="ingested NetCDF (overrides the config)")
     train.add_argument("--resume", action="store_true", help="continue from the last checkpoint")
     train.add_argument("--nproc", type=int, default=None, help="train with N local DDP processes")
-    train.add_argument("--tracking-uri", default=None, help="MLflow tracking URI (default sqlite:///mlruns.db)")
+    train.add_argument("--tracking-uri", default=None, help=TRACKING_URI_HELP)
+    train.add_argument("--artifact-root", type=Path, default=None,
+                       help="artifact folder of a new experiment in a local store (overrides HYDROSEQ_ARTIFACT_ROOT, "
+                            "which overrides tracking.artifact_root)")
     train.set_defaults(handler=_command("training", "train_command"))
 
     evaluate = commands.add_parser("evaluate", help="score a trained run against baselines")
     evaluate.add_argument("--run", required=True, help="MLflow run id")
     evaluate.add_argument("--period", default="test", choices=["train", "validation", "test"])
     evaluate.add_argument("--data", type=Path, default=None, help="ingested NetCDF (default: the run's)")
-    evaluate.add_argument("--tracking-uri", default=None)
+    evaluate.add_argument("--tracking-uri", default=None, help=TRACKING_URI_HELP)
     evaluate.set_defaults(handler=_command("training", "evaluate_command"))
 
     export = commands.add_parser("export", help="write a self-contained fixed-length model directory")
     export.add_argument("--run", required=True, help="MLflow run id or checkpoint file")
     export.add_argument("--seq-len", required=True, type=int, help="fixed input length N")
     export.add_argument("--out", required=True, type=Path, help="output model directory")
-    export.add_argument("--tracking-uri", default=None)
+    export.add_argument("--tracking-uri", default=None, help=TRACKING_URI_HELP)
     export.set_defaults(handler=_command("export", "export_command"))
 
     forecast = commands.add_parser("forecast", help="forecast every station from an exported model")
