@@ -93,7 +93,8 @@ class OutputPathError(HydroseqError):
 
 class ProcessFailedError(HydroseqError):
     """A child process (a DDP training rank) failed; the CLI exits with the child's status when it
-    is one of :class:`ExitCode`'s, else with :attr:`ExitCode.INTERNAL`.
+    is that of an error the child reported (configuration, input data, unavailable), else with
+    :attr:`ExitCode.INTERNAL` (the parent wrote the child's command line; a crash is a bug).
 
     Parameters
     ----------
@@ -105,5 +106,5 @@ class ProcessFailedError(HydroseqError):
 
     def __init__(self, message: str, child_status: int) -> None:
         super().__init__(message)
-        known = {code.value for code in ExitCode} - {ExitCode.OK}
-        self.exit_code = ExitCode(child_status) if child_status in known else ExitCode.INTERNAL
+        reported = {ExitCode.CONFIG, ExitCode.INPUT_DATA, ExitCode.UNAVAILABLE}
+        self.exit_code = ExitCode(child_status) if child_status in reported else ExitCode.INTERNAL

@@ -25,7 +25,7 @@ from rich.console import Console
 import hydroseq.cli.training
 from hydroseq.cli import main
 from hydroseq.cli.forecast import late_gauges, print_summary
-from hydroseq.errors import ExitCode
+from hydroseq.errors import ExitCode, ProcessFailedError
 from hydroseq.forecast import ForecastResult
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -143,3 +143,10 @@ def test_the_summary_names_late_gauges() -> None:
     text = console.export_text()
     assert "2 stations forecast without their newest observation" in text
     assert "observed at the issue step: 1 of 3 stations forecast" in text
+
+
+def test_a_failed_training_process_passes_on_the_error_it_reported() -> None:
+    assert ProcessFailedError("rank 1 exit code 4", 4).exit_code == ExitCode.INPUT_DATA
+    assert ProcessFailedError("rank 0 exit code 6", 6).exit_code == ExitCode.UNAVAILABLE
+    assert ProcessFailedError("rank 0 exit code 1", 1).exit_code == ExitCode.INTERNAL  # died before main
+    assert ProcessFailedError("rank 0 exit code -9", -9).exit_code == ExitCode.INTERNAL
