@@ -107,7 +107,7 @@ def creation_lock(tracking_uri: str, config: TrackingConfig) -> Iterator[None]:
             yield
     except Timeout:
         raise UnavailableError(f"MLflow store {tracking_uri}: another job held {database}.lock for more than "
-                            f"{patience:.0f} s") from None
+                               f"{patience:.0f} s") from None
 
 
 def open_experiment(config: TrackingConfig, tracking_uri: str, artifact_location: str | None) -> str:
