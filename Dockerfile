@@ -28,10 +28,15 @@ COPY --chown=10001:10001 configs /srv/hydroseq/configs
 COPY --chown=10001:10001 pipelines /srv/hydroseq/pipelines
 
 WORKDIR /srv/hydroseq
-# data: ingested NetCDF files and raw sources; mlflow: the tracking store (mlruns.db) and artifacts;
-# runs: checkpoints and exported models; forecasts: the published forecast files.
+# Everything a run writes is on a volume (tests/pipelines/test_container.py checks it): data: ingested
+# NetCDF files and raw sources; mlflow: HYDROSEQ_HOME, the tracking store (mlruns.db) and the artifacts
+# (mlartifacts/: checkpoints and logged models that `export --run` and `evaluate` read); runs:
+# checkpoints, the sample-index cache and exported models; forecasts: the published forecast files.
 VOLUME ["/srv/hydroseq/data", "/srv/hydroseq/mlflow", "/srv/hydroseq/runs", "/srv/hydroseq/forecasts"]
-ENV MLFLOW_TRACKING_URI=sqlite:////srv/hydroseq/mlflow/mlruns.db
+# The store and the artifact root are set outright, so they win over any config's tracking section.
+ENV HYDROSEQ_HOME=/srv/hydroseq/mlflow \
+    MLFLOW_TRACKING_URI=sqlite:////srv/hydroseq/mlflow/mlruns.db \
+    HYDROSEQ_ARTIFACT_ROOT=/srv/hydroseq/mlflow/mlartifacts
 
 # A numeric user id, so that volume permissions resolve the same on every host.
 USER 10001:10001

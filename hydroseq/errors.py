@@ -1,14 +1,51 @@
-"""Errors that reach the user as one clear message instead of a traceback."""
+"""Errors that reach the user as one clear message instead of a traceback, and the exit status of each.
+
+:class:`ExitCode` is the one table of exit statuses of the ``hydroseq`` command and of the daily
+job (``pipelines/daily_forecast.sh``); README "Exit status" documents it. Each error class carries
+the status the CLI exits with when it stops a command.
+"""
 
 from __future__ import annotations
 
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """Exit statuses a scheduler can act on (README "Exit status")."""
+
+    OK = 0
+    NOTHING_PRODUCED = 1  # no station could be forecast: nothing written
+    USAGE = 2  # the command line does not parse (argparse's own status)
+    CONFIG = 3  # a config, an option value, or a store, run, model or output path it names is wrong
+    INPUT_DATA = 4  # a data file cannot be used
+    PARTIAL = 5  # results written, but more than the allowed share of stations was not forecast
+    UNAVAILABLE = 6  # a shared resource is busy or unreachable (store locked, scheduler down): retry later
+    INTERNAL = 70  # an unexpected error, with its traceback (sysexits' EX_SOFTWARE)
+    INTERRUPTED = 130  # SIGINT (Ctrl-C): 128 + 2, as a shell reports it
+    TERMINATED = 143  # SIGTERM (the scheduler's stop): 128 + 15
+
 
 class HydroseqError(Exception):
-    """Base class: the CLI prints ``str(error)`` and exits with status 2."""
+    """Base class: the CLI prints ``str(error)`` as one line and exits with ``exit_code``.
+
+    A problem the user fixes in the setup (3, :attr:`ExitCode.CONFIG`) unless a subclass says otherwise.
+    """
+
+    exit_code: ExitCode = ExitCode.CONFIG
 
 
 class ConfigError(HydroseqError):
-    """A configuration file is missing, unreadable or does not validate."""
+    """A configuration file or option value is missing, unreadable or invalid, or names something
+    (an MLflow store, a run) that is not there."""
+
+    exit_code = ExitCode.CONFIG
+
+
+class UnavailableError(HydroseqError):
+    """A shared resource is busy or cannot be reached (the MLflow store locked by another job, a dask
+    scheduler down): trying again later may succeed."""
+
+    exit_code = ExitCode.UNAVAILABLE
 
 
 class InputDataError(HydroseqError):
@@ -24,6 +61,8 @@ class InputDataError(HydroseqError):
         The line number, timestamp or variable concerned, if known.
     """
 
+    exit_code = ExitCode.INPUT_DATA
+
     def __init__(self, path: object, problem: str, where: str | None = None) -> None:
         self.path = str(path)
         self.problem = problem
@@ -34,7 +73,7 @@ class InputDataError(HydroseqError):
 
 class OutputPathError(HydroseqError):
     """An output cannot be written where it was asked for (a read-only folder, a parent that is a
-    file, a folder where a file should go).
+    file, a folder where a file should go): a setup problem, :attr:`ExitCode.CONFIG`.
 
     Parameters
     ----------
@@ -44,7 +83,28 @@ class OutputPathError(HydroseqError):
         Why, in words.
     """
 
+    exit_code = ExitCode.CONFIG
+
     def __init__(self, path: object, problem: str) -> None:
         self.path = str(path)
         self.problem = problem
         super().__init__(f"{self.path}: {problem}")
+
+
+class ProcessFailedError(HydroseqError):
+    """A child process (a DDP training rank) failed; the CLI exits with the child's status when it
+    is that of an error the child reported (configuration, input data, unavailable), else with
+    :attr:`ExitCode.INTERNAL` (the parent wrote the child's command line; a crash is a bug).
+
+    Parameters
+    ----------
+    message
+        What failed.
+    child_status
+        The failed child's exit status.
+    """
+
+    def __init__(self, message: str, child_status: int) -> None:
+        super().__init__(message)
+        reported = {ExitCode.CONFIG, ExitCode.INPUT_DATA, ExitCode.UNAVAILABLE}
+        self.exit_code = ExitCode(child_status) if child_status in reported else ExitCode.INTERNAL

@@ -13,16 +13,19 @@
 #   HYDROSEQ_OVERLAP_DAYS   recent days re-ingested to pick up late observations   [3]
 #   HYDROSEQ_MISSING_FORECAST_INPUT  models with weather-forecast inputs, a station with no product valid
 #                           at the issue time: fallback (forecast without it) or fail  [fallback]
+#   HYDROSEQ_MAX_SKIPPED_SHARE  exit 5 (partial) when more than this share of the stations was not
+#                           forecast; the forecast of the others is published all the same  [1: never]
 #   (an ingest config with forecast_sources ingests the newest weather-forecast product in the same step)
 #   HYDROSEQ / PYTHON       the hydroseq command and its Python                    [hydroseq / python3]
 #
-# Exit status (for the scheduler):
-#   0  published                       10  bad usage or setup (missing model, data, config)
-#   20 incremental ingest failed       30  forecast failed (bad input, see the log)
-#   31 no station could be forecast    40  publishing failed
-#   50 another run holds the lock      143 stopped by SIGTERM (passed on to the running step;
-#                                          what was published before stays as it was)
+# Exit status: hydroseq's own table (README "Exit status", hydroseq.errors.ExitCode); the log names the step.
+#   0  published                        1  no station could be forecast (nothing published)
+#   2  bad issue date                   3  setup: config, dataset or model missing, publishing failed
+#   4  a data file cannot be used       5  published, but more than HYDROSEQ_MAX_SKIPPED_SHARE not forecast
+#   6  another run holds the lock       143 stopped by SIGTERM (passed on to the running step;
+#   a failing hydroseq step passes on its own status      what was published before stays as it was)
 set -uo pipefail
+EXIT_NOTHING_PRODUCED=1 EXIT_USAGE=2 EXIT_CONFIG=3 EXIT_PARTIAL=5 EXIT_UNAVAILABLE=6 EXIT_TERMINATED=143
 
 ISSUE_DATE=${1:-$(date -u -d yesterday +%F)}
 INGEST_CONFIG=${HYDROSEQ_INGEST_CONFIG:-configs/ingest_caravan_daily.yaml}
@@ -32,6 +35,7 @@ PUBLISH_DIR=${HYDROSEQ_PUBLISH_DIR:-forecasts}
 WORK_DIR=${HYDROSEQ_WORK_DIR:-runs/daily}
 OVERLAP_DAYS=${HYDROSEQ_OVERLAP_DAYS:-3}
 MISSING_FORECAST_INPUT=${HYDROSEQ_MISSING_FORECAST_INPUT:-fallback}
+MAX_SKIPPED_SHARE=${HYDROSEQ_MAX_SKIPPED_SHARE:-1}
 HYDROSEQ=${HYDROSEQ:-hydroseq}
 PYTHON=${PYTHON:-python3}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -47,7 +51,7 @@ on_term() { terminated=1; if ((child)); then kill -TERM "$child" 2>/dev/null; fi
 trap on_term TERM
 
 step() {  # step COMMAND...: run it, pass a SIGTERM on to it, return its exit status
-    ((terminated)) && fail 143 "stopped by SIGTERM"
+    ((terminated)) && fail $EXIT_TERMINATED "stopped by SIGTERM"
     "$@" &
     child=$!
     local status=0
@@ -57,53 +61,55 @@ step() {  # step COMMAND...: run it, pass a SIGTERM on to it, return its exit st
         wait "$child" || status=$?
     done
     child=0
-    ((terminated)) && fail 143 "stopped by SIGTERM (the step exited with $status)"
+    ((terminated)) && fail $EXIT_TERMINATED "stopped by SIGTERM (the step exited with $status)"
     return "$status"
 }
 
 check_setup() {
-    [[ $ISSUE_DATE =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}$ ]] || fail 10 "issue date '$ISSUE_DATE' is not YYYY-MM-DD"
-    [[ -f $INGEST_CONFIG ]] || fail 10 "ingest config $INGEST_CONFIG not found"
-    [[ -f $DATA ]] || fail 10 "dataset $DATA not found: run the first full ingest (hydroseq ingest) once"
-    [[ -f $MODEL/metadata.json ]] || fail 10 "no exported model in $MODEL (hydroseq export)"
-    mkdir -p "$WORK_DIR" "$PUBLISH_DIR" || fail 10 "cannot create $WORK_DIR or $PUBLISH_DIR"
+    [[ $ISSUE_DATE =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}$ ]] || fail $EXIT_USAGE "issue date '$ISSUE_DATE' is not YYYY-MM-DD"
+    [[ -f $INGEST_CONFIG ]] || fail $EXIT_CONFIG "ingest config $INGEST_CONFIG not found"
+    [[ -f $DATA ]] || fail $EXIT_CONFIG "dataset $DATA not found: run the first full ingest (hydroseq ingest) once"
+    [[ -f $MODEL/metadata.json ]] || fail $EXIT_CONFIG "no exported model in $MODEL (hydroseq export)"
+    mkdir -p "$WORK_DIR" "$PUBLISH_DIR" || fail $EXIT_CONFIG "cannot create $WORK_DIR or $PUBLISH_DIR"
 }
 
 take_lock() {
     exec 9>"$WORK_DIR/.lock"
     if command -v flock >/dev/null; then
-        flock -n 9 || fail 50 "another daily run holds $WORK_DIR/.lock"
+        flock -n 9 || fail $EXIT_UNAVAILABLE "another daily run holds $WORK_DIR/.lock"
     fi
 }
 
 incremental_ingest() {
-    local window_yaml="$WORK_DIR/ingest_window.yaml" window
+    local window_yaml="$WORK_DIR/ingest_window.yaml" window status=0
     window=$("$PYTHON" "$HERE/window_config.py" "$INGEST_CONFIG" "$DATA" "$ISSUE_DATE" "$OVERLAP_DAYS" \
-        "$window_yaml") || fail 20 "cannot derive the ingest window"
+        "$window_yaml") || { status=$?; fail $status "cannot derive the ingest window"; }
     log "ingesting local days ${window/ / .. } into $DATA"
-    step "$HYDROSEQ" ingest --config "$window_yaml" --out "$DATA" --append >&2 || fail 20 "hydroseq ingest --append"
+    step "$HYDROSEQ" ingest --config "$window_yaml" --out "$DATA" --append >&2 || status=$?
+    ((status == 0)) || fail $status "hydroseq ingest --append exited with $status"
 }
 
-forecast() {
-    local status=0
+forecast_status=0
+forecast() {  # a partial forecast is published, and the job exits with its status after publishing
     step "$HYDROSEQ" forecast --model "$MODEL" --data "$DATA" --issue-time "$ISSUE_DATE" \
-        --out "$WORK_DIR/forecast_$ISSUE_DATE.nc" --missing-forecast-input "$MISSING_FORECAST_INPUT" >&2 || status=$?
-    case $status in
-        0) ;;
-        1) fail 31 "no station could be forecast (reasons above)" ;;
-        *) fail 30 "hydroseq forecast exited with $status" ;;
+        --out "$WORK_DIR/forecast_$ISSUE_DATE.nc" --missing-forecast-input "$MISSING_FORECAST_INPUT" \
+        --max-skipped-share "$MAX_SKIPPED_SHARE" >&2 || forecast_status=$?
+    case $forecast_status in
+        0 | "$EXIT_PARTIAL") ;;
+        "$EXIT_NOTHING_PRODUCED") fail $EXIT_NOTHING_PRODUCED "no station could be forecast (reasons above)" ;;
+        *) fail $forecast_status "hydroseq forecast exited with $forecast_status" ;;
     esac
 }
 
 publish() {  # the .nc, .csv and manifest as one set, then the latest.* links, the manifest's last
     local name suffix
     step "$PYTHON" "$HERE/publish_set.py" "$WORK_DIR/forecast_$ISSUE_DATE.manifest.json" "$PUBLISH_DIR" >/dev/null \
-        || fail 40 "cannot publish forecast_$ISSUE_DATE to $PUBLISH_DIR"
+        || fail $EXIT_CONFIG "cannot publish forecast_$ISSUE_DATE to $PUBLISH_DIR"
     for suffix in nc csv manifest.json; do
         name="forecast_$ISSUE_DATE.$suffix"
         ln -sfn "$name" "$PUBLISH_DIR/.latest.$suffix.$$" \
             && mv -fT "$PUBLISH_DIR/.latest.$suffix.$$" "$PUBLISH_DIR/latest.$suffix" \
-            || fail 40 "cannot point $PUBLISH_DIR/latest.$suffix at $name"
+            || fail $EXIT_CONFIG "cannot point $PUBLISH_DIR/latest.$suffix at $name"
     done
     log "published $PUBLISH_DIR/forecast_$ISSUE_DATE.nc, .csv and .manifest.json (latest.* point to them)"
 }
@@ -113,4 +119,7 @@ take_lock
 incremental_ingest
 forecast
 publish
-exit 0
+if ((forecast_status == EXIT_PARTIAL)); then
+    log "PARTIAL ($EXIT_PARTIAL): more than $MAX_SKIPPED_SHARE of the stations not forecast (listed above)"
+fi
+exit "$forecast_status"

@@ -4,7 +4,8 @@
 
 The window ends on the issue date (a local day of the grid) and starts ``OVERLAP_DAYS`` before it,
 or on the day after the dataset's last day if that is earlier (a missed run is caught up, never
-leaving a gap). Prints the window. Exit status 2 with a message on bad input.
+leaving a gap). Prints the window. On bad input a message and a status of hydroseq's table
+(``hydroseq.errors.ExitCode``): 2 for bad arguments, else the error's (3 configuration, 4 data).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 
 from hydroseq.config import IngestConfig, dump_config, load_config
 from hydroseq.config.ingest import GridConfig
-from hydroseq.errors import HydroseqError
+from hydroseq.errors import ExitCode, HydroseqError
 from hydroseq.fileio import write_text_atomic
 from hydroseq.ingested import open_ingested
 
@@ -37,15 +38,20 @@ def window_config(base: Path, data_path: Path, issue: dt.date, overlap_days: int
 
 def main(argv: list[str]) -> int:
     """Command-line entry (see the module docstring)."""
-    if len(argv) != 5:
-        print(__doc__, file=sys.stderr)
-        return 2
-    base, data_path, issue_text, overlap_text, out = argv
     try:
-        config = window_config(Path(base), Path(data_path), dt.date.fromisoformat(issue_text), int(overlap_text))
-    except (HydroseqError, ValueError, OSError, KeyError) as error:
+        base, data_path, issue_text, overlap_text, out = argv
+        issue, overlap_days = dt.date.fromisoformat(issue_text), int(overlap_text)
+    except ValueError as error:
+        print(f"window_config: {error}\n{__doc__}", file=sys.stderr)
+        return ExitCode.USAGE
+    try:
+        config = window_config(Path(base), Path(data_path), issue, overlap_days)
+    except HydroseqError as error:
         print(f"window_config: {error}", file=sys.stderr)
-        return 2
+        return error.exit_code
+    except (ValueError, OSError, KeyError) as error:
+        print(f"window_config: {data_path}: {error}", file=sys.stderr)
+        return ExitCode.INPUT_DATA
     write_text_atomic(out, dump_config(config))
     print(f"{config.grid.start} {config.grid.end}")
     return 0

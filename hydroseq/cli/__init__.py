@@ -3,7 +3,8 @@
 Each command lives in a module of this package (:mod:`hydroseq.cli.ingest`, ``stats``,
 ``training``, ``export``, ``forecast``): it calls the Python API, which returns a result and
 prints nothing, prints that result and turns it into an exit status. :func:`main` turns the
-API's :class:`~hydroseq.errors.HydroseqError` into one line and status 2.
+API's :class:`~hydroseq.errors.HydroseqError` into one line and the error's status; every status
+is one of :class:`~hydroseq.errors.ExitCode` (README "Exit status").
 
 The command modules are imported inside each handler so that ``hydroseq --help`` stays fast and
 a command only loads what it needs (``forecast`` never imports the training code).
@@ -17,14 +18,20 @@ import os
 import signal
 import sys
 import threading
+import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from hydroseq import __version__
-from hydroseq.errors import HydroseqError
+from hydroseq.errors import ExitCode, HydroseqError
 
 # The machines this runs on often have no internet; MLflow's telemetry would try to reach it.
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
+
+
+TRACKING_URI_HELP = ("MLflow tracking URI (overrides MLFLOW_TRACKING_URI, which overrides the config's; default "
+                     "sqlite:///mlruns.db; relative store paths resolve under HYDROSEQ_HOME, default the working "
+                     "directory)")
 
 
 def _command(module: str, function: str) -> Callable[[argparse.Namespace], int]:
@@ -63,21 +70,24 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--data", type=Path, default=None, help="ingested NetCDF (overrides the config)")
     train.add_argument("--resume", action="store_true", help="continue from the last checkpoint")
     train.add_argument("--nproc", type=int, default=None, help="train with N local DDP processes")
-    train.add_argument("--tracking-uri", default=None, help="MLflow tracking URI (default sqlite:///mlruns.db)")
+    train.add_argument("--tracking-uri", default=None, help=TRACKING_URI_HELP)
+    train.add_argument("--artifact-root", type=Path, default=None,
+                       help="artifact folder of a new experiment in a local store (overrides HYDROSEQ_ARTIFACT_ROOT, "
+                            "which overrides tracking.artifact_root)")
     train.set_defaults(handler=_command("training", "train_command"))
 
     evaluate = commands.add_parser("evaluate", help="score a trained run against baselines")
     evaluate.add_argument("--run", required=True, help="MLflow run id")
     evaluate.add_argument("--period", default="test", choices=["train", "validation", "test"])
     evaluate.add_argument("--data", type=Path, default=None, help="ingested NetCDF (default: the run's)")
-    evaluate.add_argument("--tracking-uri", default=None)
+    evaluate.add_argument("--tracking-uri", default=None, help=TRACKING_URI_HELP)
     evaluate.set_defaults(handler=_command("training", "evaluate_command"))
 
     export = commands.add_parser("export", help="write a self-contained fixed-length model directory")
     export.add_argument("--run", required=True, help="MLflow run id or checkpoint file")
     export.add_argument("--seq-len", required=True, type=int, help="fixed input length N")
     export.add_argument("--out", required=True, type=Path, help="output model directory")
-    export.add_argument("--tracking-uri", default=None)
+    export.add_argument("--tracking-uri", default=None, help=TRACKING_URI_HELP)
     export.set_defaults(handler=_command("export", "export_command"))
 
     forecast = commands.add_parser("forecast", help="forecast every station from an exported model")
@@ -92,8 +102,22 @@ def build_parser() -> argparse.ArgumentParser:
                           help="models with a predictive distribution: CSV of flood thresholds (station,level,"
                                "discharge in the target's units); default: 2- and 5-year flows and the 95th and "
                                "99th percentiles of the model's training period")
+    forecast.add_argument("--max-skipped-share", type=_share, default=1.0, metavar="SHARE",
+                          help="exit 5 (partial result) when more than this share (0 to 1) of the stations could "
+                               "not be forecast; what was forecast is written all the same (default 1: never)")
     forecast.set_defaults(handler=_command("forecast", "forecast_command"))
     return parser
+
+
+def _share(text: str) -> float:
+    """A share from 0 to 1 (an argparse ``type``: a bad value is a usage error)."""
+    try:
+        share = float(text)
+    except ValueError:
+        share = float("nan")
+    if not 0.0 <= share <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a share from 0 to 1, got {text!r}")
+    return share
 
 
 class Terminated(KeyboardInterrupt):
@@ -115,30 +139,36 @@ def _is_store_lock(error: Exception) -> bool:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the ``hydroseq`` command; returns the process exit status.
+    """Run the ``hydroseq`` command; returns the process exit status, an :class:`~hydroseq.errors.ExitCode`.
 
+    A command line that does not parse exits through argparse with 2 (``ExitCode.USAGE``). A
+    :class:`~hydroseq.errors.HydroseqError` is printed as one line and gives its ``exit_code``.
     SIGINT (Ctrl-C) and SIGTERM take the same path: the exception unwinds the command, which
     removes its temporaries and leaves the earlier outputs as they were; the status is 128 + the
-    signal number (130, 143), as a shell reports a process killed by that signal.
+    signal number (130, 143), as a shell reports a process killed by that signal. Any other
+    exception is a bug: its traceback is printed and the status is 70 (``ExitCode.INTERNAL``).
     """
     args = build_parser().parse_args(argv)
     in_main_thread = threading.current_thread() is threading.main_thread()  # only it may set handlers
     previous = signal.signal(signal.SIGTERM, _raise_terminated) if in_main_thread else None
     try:
-        return args.handler(args)
+        return int(args.handler(args))
     except HydroseqError as error:
         print(f"hydroseq {args.command}: error: {error}", file=sys.stderr)
-        return 2
+        return error.exit_code
     except KeyboardInterrupt as interrupt:
         signum = interrupt.signum if isinstance(interrupt, Terminated) else signal.SIGINT
         print(f"hydroseq {args.command}: interrupted ({signal.Signals(signum).name})", file=sys.stderr)
-        return 128 + signum
+        return ExitCode.TERMINATED if signum == signal.SIGTERM else ExitCode.INTERRUPTED
     except Exception as error:
-        if not _is_store_lock(error):
-            raise
-        print(f"hydroseq {args.command}: error: the MLflow store is locked by another process "
-              f"({str(error).splitlines()[0]})", file=sys.stderr)
-        return 2
+        if _is_store_lock(error):
+            print(f"hydroseq {args.command}: error: the MLflow store is locked by another process "
+                  f"({str(error).splitlines()[0]})", file=sys.stderr)
+            return ExitCode.UNAVAILABLE
+        traceback.print_exc()
+        print(f"hydroseq {args.command}: unexpected error (a bug: please report it with the traceback above)",
+              file=sys.stderr)
+        return ExitCode.INTERNAL
     finally:
         if in_main_thread:
             signal.signal(signal.SIGTERM, previous)

@@ -3,36 +3,46 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 import numpy as np
 from rich.console import Console
 from rich.table import Table
 
+from hydroseq.errors import ExitCode
 from hydroseq.forecast import ForecastResult, run_forecast
 from hydroseq.forecast.csv_writer import format_time
 from hydroseq.forecast.hindcast import HindcastScores
 from hydroseq.probabilistic_scores import ProbabilisticScores
 
-EXIT_OK = 0
-EXIT_NOTHING_FORECAST = 1  # no station could be forecast: nothing written, the scheduler acts
-
 
 def forecast_command(args: argparse.Namespace) -> int:
-    """Forecast (or hindcast) every station; 0 when something was written, 1 when no station could be forecast."""
+    """Forecast (or hindcast) every station; the exit status says how much was produced.
+
+    ``ExitCode.OK`` when something was written and at most ``--max-skipped-share`` of the stations
+    were not forecast, ``PARTIAL`` when more were (the files are written all the same), and
+    ``NOTHING_PRODUCED`` when no station could be forecast (nothing written).
+    """
     run = run_forecast(args.model, data_path=args.data, issue_time=args.issue_time, out=args.out,
                        missing_forecast_input=args.missing_forecast_input, thresholds=args.thresholds)
     console = Console()
     print_summary(run.result, run.stations_forecast, run.published.forecast_files if run.published else [], console)
     if run.published is None:
-        return EXIT_NOTHING_FORECAST
+        return ExitCode.NOTHING_PRODUCED
     if run.result.exceedance is not None and len(run.result.issue_times) == 1:
         print_exceedance(run.result, console)
     if run.published.scores is not None:
         print_scores(run.published.scores, list(run.published.score_files), console)
     if run.published.distribution_scores is not None:
         print_distribution_scores(run.published.distribution_scores, run.result.leads, console)
-    return EXIT_OK
+    skipped, total = len(run.result.skipped), len(run.result.stations)
+    if skipped > args.max_skipped_share * total:
+        print(f"hydroseq forecast: partial result: {skipped} of {total} stations not forecast ({skipped / total:.0%}), "
+              f"more than --max-skipped-share {args.max_skipped_share:g} allows; what was forecast is written",
+              file=sys.stderr)
+        return ExitCode.PARTIAL
+    return ExitCode.OK
 
 
 def print_summary(result: ForecastResult, n_forecast: int, outputs: list[Path], console: Console) -> None:
@@ -46,8 +56,10 @@ def print_summary(result: ForecastResult, n_forecast: int, outputs: list[Path], 
     for path in outputs:
         table.add_row("written", str(path))
     console.print(table)
+    late = late_gauges(result)
     for reasons, title in ((result.skipped, "stations not forecast"),
-                           (result.fallback, "stations forecast without a weather forecast")):
+                           (result.fallback, "stations forecast without a weather forecast"),
+                           (late, "stations forecast without their newest observation")):
         if reasons:
             stations = Table(title=f"{len(reasons)} {title}")
             stations.add_column("station")
@@ -55,8 +67,26 @@ def print_summary(result: ForecastResult, n_forecast: int, outputs: list[Path], 
             for station, reason in reasons.items():
                 stations.add_row(station, reason)
             console.print(stations)
+    if result.observation_age_hours is not None and len(result.issue_times) == 1:
+        console.print(f"observed at the issue step: {n_forecast - len(late)} of {n_forecast} stations forecast")
     if "forecast_inputs_source" in result.attributes:
         console.print(f"[bold]forecast inputs[/bold]: {result.attributes['forecast_inputs_source']}")
+
+
+def late_gauges(result: ForecastResult) -> dict[str, str]:
+    """``{station: age of its newest observation}`` for the stations forecast at a single issue time
+    without an observation at the issue step (models that read the observed target; a hindcast's
+    ages per issue time are in its files)."""
+    ages = result.observation_age_hours
+    if ages is None or len(result.issue_times) != 1:
+        return {}
+    forecast = np.isfinite(result.values[0]).any(axis=1)
+    late = {}
+    for station, age, was_forecast in zip(result.stations, ages[0], forecast, strict=True):
+        if was_forecast and age != 0:
+            late[station] = ("no observation in the model's input window" if np.isnan(age)
+                             else f"newest observation {age:g} h before the issue time")
+    return late
 
 
 def print_scores(scores: HindcastScores, paths: list[Path], console: Console) -> None:

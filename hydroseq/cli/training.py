@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 
 from rich.console import Console
 from rich.table import Table
@@ -11,7 +12,7 @@ from hydroseq.config import TrainConfig, load_config
 from hydroseq.training import TrainResult, evaluate, train
 from hydroseq.training.distributed import LaunchOptions, launch
 from hydroseq.training.report import SplitReport
-from hydroseq.training.tracking import where_to_look
+from hydroseq.training.tracking import ARTIFACT_ROOT_VARIABLE, where_to_look
 
 COLUMNS = [("epoch", "epoch", "{:.0f}"), ("train loss", "train_loss", "{:.4f}"), ("val loss", "val_loss", "{:.4f}"),
            ("val median NSE", "val_median_nse", "{:.3f}"), ("val median KGE", "val_median_kge", "{:.3f}"),
@@ -20,8 +21,14 @@ COLUMNS = [("epoch", "epoch", "{:.0f}"), ("train loss", "train_loss", "{:.4f}"),
 
 
 def train_command(args: argparse.Namespace) -> int:
-    """Train ``--config`` (with ``--nproc`` DDP processes if more than one); exit status 0."""
+    """Train ``--config`` (with ``--nproc`` DDP processes if more than one); exit status 0.
+
+    ``--artifact-root`` is handed on as ``HYDROSEQ_ARTIFACT_ROOT``, so that it wins over the variable
+    and reaches every DDP process.
+    """
     config = load_config(args.config, TrainConfig)
+    if args.artifact_root is not None:
+        os.environ[ARTIFACT_ROOT_VARIABLE] = str(args.artifact_root.absolute())
     if args.nproc and args.nproc > 1:
         launch(config, LaunchOptions(args.nproc, args.data, args.resume, args.tracking_uri))
         return 0

@@ -130,7 +130,8 @@ class DataConfig(StrictModel):
                                           "window (docs/forecast-inputs.md)")
     forecast_hiding: ForecastInputHiding | None = Field(None, description="hide forecast inputs during training")
     per_station_target_scaling: bool = False
-    cache_dir: Path = Path(".hydroseq_cache")
+    cache_dir: Path = Field(Path("runs/cache"), description="sample-index cache (beside the other generated "
+                                                          "outputs under runs/)")
 
     @model_validator(mode="after")
     def _lengths(self) -> DataConfig:

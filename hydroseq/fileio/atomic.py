@@ -6,7 +6,7 @@ one still being written (see :func:`hydroseq.fileio.output_set.clean_stale_tempo
 
 A write that the system refuses (a read-only folder, a parent that is a file, a target that is a
 folder, a full disk) raises :class:`~hydroseq.errors.OutputPathError` naming the output, never a
-bare ``OSError``: the CLI prints it on one line and exits 2.
+bare ``OSError``: the CLI prints it on one line and exits 3 (``ExitCode.CONFIG``).
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from tqdm import tqdm
 
-from hydroseq.errors import ConfigError, HydroseqError, InputDataError
+from hydroseq.errors import ConfigError, InputDataError, UnavailableError
 from hydroseq.ingest.station import SourcePlan, StationResult, ingest_station
 from hydroseq.ingest.stations import Station
 from hydroseq.ingest.timegrid import TimeGrid
@@ -64,7 +64,7 @@ def dask_client(workers: int | None = None, scheduler: str | None = None) -> Ite
     ------
     ConfigError
         Both or neither of ``workers`` and ``scheduler`` given, or ``workers < 1``.
-    HydroseqError
+    UnavailableError
         The scheduler cannot be reached within 30 s.
     """
     import dask
@@ -76,7 +76,7 @@ def dask_client(workers: int | None = None, scheduler: str | None = None) -> Ite
         try:
             client = Client(scheduler, timeout=CONNECT_TIMEOUT_S)
         except OSError as error:
-            raise HydroseqError(f"ingest --scheduler {scheduler}: cannot connect to the dask scheduler "
+            raise UnavailableError(f"ingest --scheduler {scheduler}: cannot connect to the dask scheduler "
                                 f"({error})") from None
         with client:
             yield client

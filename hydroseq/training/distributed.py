@@ -29,7 +29,7 @@ import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
 from hydroseq.config import TrainConfig, TrainingConfig, dump_config
-from hydroseq.errors import ConfigError, HydroseqError
+from hydroseq.errors import ConfigError, ProcessFailedError
 from hydroseq.training.runtime import available_cores, resolve_device
 
 if TYPE_CHECKING:
@@ -204,8 +204,9 @@ def launch(config: TrainConfig, options: LaunchOptions) -> None:
     ------
     ConfigError
         Called inside a job that torchrun already started.
-    HydroseqError
-        A training process failed (its rank and exit code are named; its traceback is above).
+    ProcessFailedError
+        A training process failed (its rank and exit code are named, its message is above);
+        the CLI exits with that process's status.
     """
     from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
     from torch.distributed.run import get_args_parser, run
@@ -221,7 +222,8 @@ def launch(config: TrainConfig, options: LaunchOptions) -> None:
         except ChildFailedError as error:
             failures = ", ".join(f"rank {rank} exit code {failure.exitcode}"
                                  for rank, failure in error.failures.items())
-            raise HydroseqError(f"distributed training failed ({failures})") from None
+            first = error.failures[min(error.failures)]
+            raise ProcessFailedError(f"distributed training failed ({failures})", first.exitcode) from None
 
 
 __all__ = ["DistributedContext", "LaunchOptions", "launch", "launched_by_torchrun", "setup", "teardown",

@@ -6,12 +6,17 @@ migrations side by side. A store that another process holds locked is retried wi
 wait (``tracking.store_lock_retries`` / ``store_lock_backoff_s``), then given up with one line
 naming the store. Metrics are logged through :func:`log_new_metrics`, which skips every
 (metric, step) the run already holds, so a resumed run never logs a step twice.
+
+Reading a run (``evaluate``, ``export --run``) opens the store with :func:`open_existing`, which
+never creates one: a local store that is not there is a :class:`~hydroseq.errors.ConfigError`
+naming the URI and the path it looked at.
 """
 
 from __future__ import annotations
 
 import contextlib
 import time
+import urllib.parse
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
@@ -22,7 +27,7 @@ from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
 
 from hydroseq.config import TrackingConfig
-from hydroseq.errors import HydroseqError
+from hydroseq.errors import ConfigError, UnavailableError
 
 T = TypeVar("T")
 STEP_KEY = "epoch"  # the key of a metrics row that gives its MLflow step
@@ -37,6 +42,29 @@ def sqlite_file(tracking_uri: str) -> Path | None:
     return Path(name) if name and name != ":memory:" else None
 
 
+def local_store_path(tracking_uri: str) -> Path | None:
+    """The database file (``sqlite:///``) or folder (``file:`` URI or a plain path) of a local store;
+    None for a server and for SQLite's ``:memory:``."""
+    if tracking_uri.startswith("sqlite:"):
+        return sqlite_file(tracking_uri)
+    if tracking_uri.startswith("file:"):
+        return Path(urllib.parse.unquote(urllib.parse.urlparse(tracking_uri).path))
+    return None if "://" in tracking_uri else Path(tracking_uri)
+
+
+def rebase_local_store(tracking_uri: str, home: Path) -> str:
+    """``tracking_uri`` with the relative path of a local store made relative to ``home`` (absolute)."""
+    path = local_store_path(tracking_uri)
+    if path is None or path.is_absolute():
+        return tracking_uri
+    if tracking_uri.startswith("sqlite:"):
+        query = tracking_uri.partition("?")[2]
+        return f"sqlite:///{home / path}" + (f"?{query}" if query else "")
+    if tracking_uri.startswith("file:"):
+        return (home / path).as_uri()
+    return str(home / path)
+
+
 def is_lock_error(error: BaseException) -> bool:
     """True for SQLite's 'database is locked' (raised by SQLAlchemy under MLflow, or wrapped by MLflow)."""
     return type(error).__module__.split(".")[0] in ("sqlalchemy", "mlflow") and "database is locked" in str(error)
@@ -47,7 +75,7 @@ def retry_locked(tracking_uri: str, config: TrackingConfig, action: Callable[[],
 
     Raises
     ------
-    HydroseqError
+    UnavailableError
         If the store is still locked after ``config.store_lock_retries`` retries.
     """
     start = time.monotonic()
@@ -58,7 +86,7 @@ def retry_locked(tracking_uri: str, config: TrackingConfig, action: Callable[[],
             if not is_lock_error(error):
                 raise
             if attempt == config.store_lock_retries:
-                raise HydroseqError(
+                raise UnavailableError(
                     f"MLflow store {tracking_uri} is locked by another process: gave up after "
                     f"{attempt + 1} tries in {time.monotonic() - start:.0f} s") from None
             time.sleep(config.store_lock_backoff_s * 2**attempt)
@@ -78,8 +106,8 @@ def creation_lock(tracking_uri: str, config: TrackingConfig) -> Iterator[None]:
         with FileLock(f"{database}.lock", timeout=patience):
             yield
     except Timeout:
-        raise HydroseqError(f"MLflow store {tracking_uri}: another job held {database}.lock for more than "
-                            f"{patience:.0f} s") from None
+        raise UnavailableError(f"MLflow store {tracking_uri}: another job held {database}.lock for more than "
+                               f"{patience:.0f} s") from None
 
 
 def open_experiment(config: TrackingConfig, tracking_uri: str, artifact_location: str | None) -> str:
@@ -101,12 +129,22 @@ def open_experiment(config: TrackingConfig, tracking_uri: str, artifact_location
         return retry_locked(tracking_uri, config, look_up_or_create)
 
 
-def open_client(tracking_uri: str, config: TrackingConfig | None = None) -> MlflowClient:
-    """A client of a store that exists (created under the lock if it is a fresh SQLite file)."""
-    config = config or TrackingConfig()
+def open_existing(tracking_uri: str, config: TrackingConfig | None = None) -> MlflowClient:
+    """A client of a store that must exist already: reading a run never creates a store.
+
+    Raises
+    ------
+    ConfigError
+        If ``tracking_uri`` is a local store whose file or folder does not exist.
+    UnavailableError
+        If the store stays locked by another process (:func:`retry_locked`).
+    """
+    path = local_store_path(tracking_uri)
+    if path is not None and not path.exists():
+        raise ConfigError(f"no MLflow store at {tracking_uri}: {path.absolute()} does not exist; name the store "
+                          "the run was tracked in with --tracking-uri, MLFLOW_TRACKING_URI or HYDROSEQ_HOME")
     client = MlflowClient(tracking_uri)
-    with creation_lock(tracking_uri, config):
-        retry_locked(tracking_uri, config, client.search_experiments)
+    retry_locked(tracking_uri, config or TrackingConfig(), client.search_experiments)
     return client
 
 

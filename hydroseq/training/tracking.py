@@ -1,8 +1,11 @@
 """MLflow helpers: which store to use, the experiment, params from a config, provenance tags.
 
-The default store is a local SQLite file (``sqlite:///mlruns.db``) with artifacts under an explicit
-local folder; ``--tracking-uri`` or ``MLFLOW_TRACKING_URI`` point at a server instead (then the
-server decides where artifacts go).
+The default store is a local SQLite file (``sqlite:///mlruns.db``) with artifacts in a local folder
+(``mlartifacts``), both in the data directory ``HYDROSEQ_HOME`` (default: the working directory):
+relative store and artifact paths resolve against it. The store: ``--tracking-uri`` >
+``MLFLOW_TRACKING_URI`` > ``tracking.tracking_uri`` (a server then decides where artifacts go); the
+artifact root of a new experiment in a local store: ``hydroseq train --artifact-root`` (which sets
+the variable) > ``HYDROSEQ_ARTIFACT_ROOT`` > ``tracking.artifact_root``.
 """
 
 from __future__ import annotations
@@ -21,17 +24,38 @@ import mlflow  # noqa: E402  (after the telemetry switch)
 from mlflow.exceptions import MlflowException  # noqa: E402
 
 from hydroseq.config import TrackingConfig  # noqa: E402
-from hydroseq.errors import HydroseqError  # noqa: E402
+from hydroseq.errors import ConfigError  # noqa: E402
 from hydroseq.training import store  # noqa: E402
 from hydroseq.training.checkpoint import Checkpoint  # noqa: E402
 
 MAX_PARAM_LENGTH = 6000  # MLflow's limit on a param value
 BEST_CHECKPOINT_ARTIFACT = "checkpoints"  # artifact folder holding a run's best checkpoint
+HOME_VARIABLE = "HYDROSEQ_HOME"  # the data directory of the default store and artifacts
+ARTIFACT_ROOT_VARIABLE = "HYDROSEQ_ARTIFACT_ROOT"
+
+
+def data_home() -> Path | None:
+    """``HYDROSEQ_HOME`` as an absolute folder, or None when unset (paths stay relative to the working directory)."""
+    home = os.environ.get(HOME_VARIABLE)
+    return Path(home).absolute() if home else None
 
 
 def resolve_tracking_uri(config: TrackingConfig, override: str | None = None) -> str:
-    """The tracking URI to use: ``override`` (the CLI flag), else ``MLFLOW_TRACKING_URI``, else the config."""
-    return override or os.environ.get("MLFLOW_TRACKING_URI") or config.tracking_uri
+    """The tracking URI to use: ``override`` (the CLI flag), else ``MLFLOW_TRACKING_URI``, else the config.
+
+    A relative path of a local store resolves against ``HYDROSEQ_HOME`` when it is set.
+    """
+    uri = override or os.environ.get("MLFLOW_TRACKING_URI") or config.tracking_uri
+    home = data_home()
+    return store.rebase_local_store(uri, home) if home else uri
+
+
+def resolve_artifact_root(config: TrackingConfig) -> Path:
+    """The absolute artifact root of a new experiment in a local store: ``HYDROSEQ_ARTIFACT_ROOT``,
+    else ``config.artifact_root``; a relative one resolves against ``HYDROSEQ_HOME`` (default: the
+    working directory)."""
+    root = Path(os.environ.get(ARTIFACT_ROOT_VARIABLE) or config.artifact_root)
+    return ((data_home() or Path.cwd()) / root).resolve()
 
 
 def is_local_store(tracking_uri: str) -> bool:
@@ -62,11 +86,11 @@ def use_tracking_uri(tracking_uri: str) -> Iterator[None]:
 def ensure_experiment(config: TrackingConfig, tracking_uri: str) -> str:
     """The id of ``config.experiment`` in the store ``tracking_uri``, creating it if needed.
 
-    With a local store the experiment's artifacts go to ``config.artifact_root`` (made absolute).
-    A fresh SQLite store is created under a file lock, and a locked one retried
-    (:func:`hydroseq.training.store.open_experiment`).
+    With a local store a new experiment's artifacts go to :func:`resolve_artifact_root` (an
+    existing experiment keeps the location it was made with). A fresh SQLite store is created
+    under a file lock, and a locked one retried (:func:`hydroseq.training.store.open_experiment`).
     """
-    location = Path(config.artifact_root).resolve().as_uri() if is_local_store(tracking_uri) else None
+    location = resolve_artifact_root(config).as_uri() if is_local_store(tracking_uri) else None
     return store.open_experiment(config, tracking_uri, location)
 
 
@@ -138,19 +162,22 @@ def _plain(value: Any) -> Any:
 def load_run_checkpoint(run_id: str, tracking_uri: str | None = None) -> tuple[Checkpoint, Any]:
     """The best checkpoint of a tracked run, and the MLflow run (for its tags).
 
-    ``tracking_uri`` defaults to ``MLFLOW_TRACKING_URI``, else the default local store.
+    ``tracking_uri`` defaults to ``MLFLOW_TRACKING_URI``, else the default local store (under
+    ``HYDROSEQ_HOME``). The store is only read: one that does not exist is an error, not created.
 
     Raises
     ------
-    HydroseqError
-        If the run is not in the store or has no checkpoint artifact (its training did not finish).
+    ConfigError
+        If the store does not exist, the run is not in it or has no checkpoint artifact (its
+        training did not finish).
     """
     uri = resolve_tracking_uri(TrackingConfig(), tracking_uri)
-    client = store.open_client(uri)
+    client = store.open_existing(uri)
     try:
         run = client.get_run(run_id)
     except MlflowException:
-        raise HydroseqError(f"run {run_id!r} not found in the MLflow store {uri}") from None
+        raise ConfigError(f"run {run_id!r} not found in the MLflow store {uri}; name the store it was "
+                          "tracked in with --tracking-uri, MLFLOW_TRACKING_URI or HYDROSEQ_HOME") from None
     with tempfile.TemporaryDirectory() as tmp:
         try:
             local = Path(client.download_artifacts(run_id, BEST_CHECKPOINT_ARTIFACT, tmp))
@@ -158,6 +185,7 @@ def load_run_checkpoint(run_id: str, tracking_uri: str | None = None) -> tuple[C
             local = Path(tmp)
         found = sorted(local.glob("*.pt"))
         if not found:
-            raise HydroseqError(f"run {run_id} has no '{BEST_CHECKPOINT_ARTIFACT}/' artifact: did its training finish?")
+            raise ConfigError(f"run {run_id} has no '{BEST_CHECKPOINT_ARTIFACT}/' artifact in {run.info.artifact_uri}: "
+                              "did its training finish, and is that folder still there?")
         checkpoint = Checkpoint.load(found[0])
     return checkpoint, run

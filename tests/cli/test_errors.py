@@ -1,6 +1,7 @@
-"""Outputs that cannot be written, and impossible arguments, give one line and exit 2 from every command.
+"""Outputs that cannot be written, and impossible arguments, give one line and exit 3 (``ExitCode.CONFIG``)
+from every command.
 
-Each case runs ``hydroseq`` as a real process: exit status 2, exactly one line on stderr naming
+Each case runs ``hydroseq`` as a real process: exit status 3, exactly one line on stderr naming
 the output, no traceback. The data are the bundled Caravan basins, ingested for 2012-2013; the
 model is a tiny per-step LSTM trained for one short epoch and exported once.
 """
@@ -17,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from hydroseq.config import IngestConfig, TrainConfig, dump_config, load_config, validate_config
+from hydroseq.errors import ExitCode
 
 pytestmark = pytest.mark.slow
 
@@ -33,7 +35,7 @@ def _hydroseq(*args: str | Path) -> subprocess.CompletedProcess:
 
 
 def _assert_one_line_error(finished: subprocess.CompletedProcess, *names: str | Path) -> None:
-    assert finished.returncode == 2, finished.stderr[-3000:]
+    assert finished.returncode == ExitCode.CONFIG, finished.stderr[-3000:]
     assert "Traceback" not in finished.stderr
     lines = [line for line in finished.stderr.strip().splitlines() if not PROGRESS_BAR.search(line)]
     assert len(lines) == 1, finished.stderr

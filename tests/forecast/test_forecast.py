@@ -15,7 +15,7 @@ import pytest
 import xarray as xr
 
 from hydroseq.cli import main
-from hydroseq.errors import InputDataError
+from hydroseq.errors import ExitCode, InputDataError
 from hydroseq.forecast import run_forecast
 from hydroseq.grid import GridSpec
 from hydroseq.metrics import kge, nse
@@ -109,7 +109,7 @@ def test_no_station_forecast_exits_1_and_writes_nothing(exported, ingested, tmp_
     data = edited_copy(ingested, tmp_path / "blank.nc", blank)
     out = tmp_path / "f.nc"
     assert main(["forecast", "--model", str(exported), "--data", str(data), "--issue-time", ISSUE,
-                 "--out", str(out)]) == 1
+                 "--out", str(out)]) == ExitCode.NOTHING_PRODUCED == 1
     assert not out.exists() and not out.with_suffix(".csv").exists()
 
 
@@ -117,7 +117,7 @@ def test_issue_time_after_the_data_is_an_error(exported, ingested, tmp_path, cap
     with pytest.raises(InputDataError, match="ingest the newest steps first"):
         run_forecast(exported, ingested, "2015-01-05", out=tmp_path / "f.nc")
     assert main(["forecast", "--model", str(exported), "--data", str(ingested), "--issue-time", "1990-01-01",
-                 "--out", str(tmp_path / "f.nc")]) == 2
+                 "--out", str(tmp_path / "f.nc")]) == ExitCode.INPUT_DATA
     assert "before the first grid step" in capsys.readouterr().err
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from hydroseq.errors import ExitCode
 from hydroseq.fileio import FAULT_ENV, verify_set
 from hydroseq.forecast import run_forecast
 
@@ -77,7 +78,8 @@ def test_sigkill_while_renaming_is_finished_by_the_next_run(exported, ingested, 
     nothing = subprocess.run([str(Path(sys.executable).parent / "hydroseq"), "forecast", "--model", str(exported),
                               "--data", str(ingested), "--issue-time", "2099-01-01", "--out", str(old_set)],
                              capture_output=True, text=True, timeout=300)
-    assert nothing.returncode == 2  # a failing run does not publish, but finds nothing to roll forward either
+    # a failing run does not publish, but finds nothing to roll forward either
+    assert nothing.returncode == ExitCode.INPUT_DATA
     assert verify_set(folder / "h.manifest.json") is None
     again = _forecast(exported, ingested, old_set)
     assert again.returncode == 0, again.stderr[-2000:]

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from hydroseq.cli import main
 from hydroseq.config import IngestConfig, validate_config
-from hydroseq.errors import HydroseqError, InputDataError
+from hydroseq.errors import ExitCode, HydroseqError, InputDataError
 from hydroseq.ingest import ingest
 
 STATIONS = ["01022500", "01052500"]
@@ -136,14 +136,14 @@ def test_area_needed_but_missing_names_the_station(tmp_path, data_dir):
         _run(tmp_path, config)
 
 
-def test_cli_prints_one_line_error_and_exits_2(tmp_path, data_dir, capsys):
+def test_cli_prints_one_line_error_and_exits_input_data(tmp_path, data_dir, capsys):
     config = _setup(tmp_path, data_dir)
     _edit(tmp_path / "src" / "01052500.csv", 5, "1981-01-04,abc,-1.0,1.0,2.0")
     import yaml
     (tmp_path / "ingest.yaml").write_text(yaml.safe_dump(config))
     status = main(["ingest", "--config", str(tmp_path / "ingest.yaml"), "--out", str(tmp_path / "out.nc")])
     error = capsys.readouterr().err
-    assert status == 2 and "line 5" in error and "Traceback" not in error
+    assert status == ExitCode.INPUT_DATA and "line 5" in error and "Traceback" not in error
     assert not (tmp_path / "out.nc").exists()
 
 

@@ -13,7 +13,7 @@ import yaml
 from hydroseq.cli import main
 from hydroseq.config import ForecastSourceConfig, IngestConfig, validate_config
 from hydroseq.config.ingest import GridConfig
-from hydroseq.errors import InputDataError
+from hydroseq.errors import ExitCode, InputDataError
 from hydroseq.ingest import build_grid, dataset_checksum, ingest
 from hydroseq.ingest.forecast_grid import grid_forecast_source
 from hydroseq.ingest.stations import Station
@@ -181,7 +181,7 @@ def test_cli_prints_one_line_and_writes_nothing(tmp_path, data_dir, capsys):
     (tmp_path / "ingest.yaml").write_text(yaml.safe_dump(caravan_window(tmp_path, data_dir, product)))
     status = main(["ingest", "--config", str(tmp_path / "ingest.yaml"), "--out", str(tmp_path / "out.nc")])
     error = capsys.readouterr().err
-    assert status == 2 and len(error.strip().splitlines()) == 1, error
+    assert status == ExitCode.INPUT_DATA and len(error.strip().splitlines()) == 1, error
     assert "Traceback" not in error and "product.nc" in error and "1981-01-09 02:00:00" in error
     assert not list(tmp_path.glob("out*"))
 

@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hydroseq.config import IngestConfig, validate_config
-from hydroseq.errors import HydroseqError
+from hydroseq.errors import ExitCode, HydroseqError
 from hydroseq.ingest import ingest
 
 STATION = "01022500"
@@ -214,11 +214,11 @@ def _cli_cases(folder: Path, data_dir: Path, name: str) -> tuple[dict, Path, str
 
 
 @pytest.mark.parametrize("name", ["contradicting offset", "truncated NETCDF3 classic", "infinite value"])
-def test_the_command_exits_2_with_one_line(tmp_path, data_dir, name):
+def test_the_command_exits_input_data_with_one_line(tmp_path, data_dir, name):
     config, path, fragment = _cli_cases(tmp_path, data_dir, name)
     result = _cli(config, tmp_path)
     error = result.stderr.strip()
-    assert result.returncode == 2, result.stderr
+    assert result.returncode == ExitCode.INPUT_DATA, result.stderr
     assert "Traceback" not in result.stderr and len(error.splitlines()) == 1
     assert error.startswith("hydroseq ingest: error: ") and str(path) in error and fragment in error
     assert not (tmp_path / "out.nc").exists()

@@ -20,6 +20,7 @@ import pytest
 import xarray as xr
 
 from hydroseq.config import IngestConfig, dump_config, load_config, validate_config
+from hydroseq.errors import ExitCode
 from hydroseq.fileio import verify_set
 from hydroseq.forecast import run_forecast
 from hydroseq.ingest import ingest
@@ -118,16 +119,36 @@ def test_daily_job_appends_forecasts_and_publishes(setup: dict[str, Path], tmp_p
 
 def test_exit_codes_a_scheduler_can_act_on(setup: dict[str, Path], tmp_path: Path) -> None:
     missing_model = _run(setup, "2014-06-30", HYDROSEQ_MODEL=str(tmp_path / "nothing"))
-    assert missing_model.returncode == 10 and "no exported model" in missing_model.stderr
+    assert missing_model.returncode == ExitCode.CONFIG and "no exported model" in missing_model.stderr
     bad_date = _run(setup, "30/06/2014")
-    assert bad_date.returncode == 10
+    assert bad_date.returncode == ExitCode.USAGE
     data = tmp_path / "data.nc"
     data.write_bytes(setup["data"].read_bytes())
     # past the end of the raw files (2014-12-31): the ingest brings only missing inputs
     beyond = _run(setup, "2015-02-10", HYDROSEQ_DATA=str(data), HYDROSEQ_PUBLISH_DIR=str(tmp_path / "pub"),
                   HYDROSEQ_WORK_DIR=str(tmp_path / "scratch"))
-    assert beyond.returncode == 31, beyond.stderr[-3000:]
+    assert beyond.returncode == ExitCode.NOTHING_PRODUCED, beyond.stderr[-3000:]
     assert not (tmp_path / "pub" / "forecast_2015-02-10.nc").exists()
+
+
+def test_more_than_the_allowed_share_skipped_publishes_and_exits_partial(setup: dict[str, Path],
+                                                                         tmp_path: Path) -> None:
+    """One station lacks the day before the appended window: it has 9 valid steps, the model needs 10."""
+    ingest(_ingest_config(dt.date(2013, 1, 1), dt.date(2014, 6, 20)), tmp_path / "fresh.nc", show_progress=False)
+    with xr.open_dataset(tmp_path / "fresh.nc") as source:
+        copy = source.load()
+    copy["temperature_2m_mean"].loc[{"station": "01022500", "time": copy["time"][-1]}] = np.nan
+    data = tmp_path / "data.nc"
+    copy.to_netcdf(data)
+    published = tmp_path / "pub"
+    partial = _run(setup, "2014-06-29", HYDROSEQ_DATA=str(data), HYDROSEQ_PUBLISH_DIR=str(published),
+                   HYDROSEQ_WORK_DIR=str(tmp_path / "scratch"), HYDROSEQ_MAX_SKIPPED_SHARE="0.02")
+    assert partial.returncode == ExitCode.PARTIAL, partial.stderr[-3000:]
+    assert "partial result: 1 of 31 stations not forecast" in partial.stderr
+    assert "PARTIAL (5): more than 0.02 of the stations not forecast" in partial.stderr
+    assert os.readlink(published / "latest.nc") == "forecast_2014-06-29.nc"
+    rows = (published / "forecast_2014-06-29.csv").read_text().splitlines()
+    assert len(rows) == 1 + 30 and not any(row.startswith("01022500,") for row in rows)
 
 
 def test_sigterm_to_the_job_is_passed_to_the_running_step(setup: dict[str, Path], tmp_path: Path) -> None:

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import yaml
 
+from hydroseq.errors import ExitCode
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PIPELINES = REPO_ROOT / "pipelines"
 CRON_FIELD = re.compile(r"^(\*|\d+(-\d+)?)(/\d+)?(,(\*|\d+(-\d+)?)(/\d+)?)*$")
@@ -60,6 +62,37 @@ def test_cronjob_manifest() -> None:
     writable = {mount["mountPath"] for mount in container["volumeMounts"] if not mount.get("readOnly")}
     work_dir = next(item["value"] for item in container["env"] if item["name"] == "HYDROSEQ_WORK_DIR")
     assert f"/srv/hydroseq/{work_dir}" in writable  # scratch must be writable
+
+
+def test_cronjob_pod_failure_policy_and_restricted_security() -> None:
+    """Usage and configuration errors are not retried (the codes of ``ExitCode``), the rest are; the pod
+    meets the restricted Pod Security Standard."""
+    job = yaml.safe_load((PIPELINES / "cronjob.yaml").read_text())["spec"]["jobTemplate"]["spec"]
+    pod = job["template"]["spec"]
+    assert pod["restartPolicy"] == "Never"  # required by podFailurePolicy
+    rules = job["podFailurePolicy"]["rules"]
+    (container,) = pod["containers"]
+    by_code = [rule for rule in rules if "onExitCodes" in rule]
+    assert [rule["action"] for rule in by_code] == ["FailJob"]
+    codes = by_code[0]["onExitCodes"]
+    assert codes["containerName"] == container["name"] and codes["operator"] == "In"
+    assert codes["values"] == [ExitCode.USAGE, ExitCode.CONFIG]
+    assert all(code in {c.value for c in ExitCode} for rule in by_code for code in rule["onExitCodes"]["values"])
+    assert {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]} in rules
+    security = container["securityContext"]
+    assert security["allowPrivilegeEscalation"] is False and security["capabilities"] == {"drop": ["ALL"]}
+    assert security["runAsNonRoot"] is True and pod["securityContext"]["runAsNonRoot"] is True
+    assert security["seccompProfile"] == pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+    assert int(pod["securityContext"]["runAsUser"]) != 0
+    assert all(set(volume) - {"name"} <= {"persistentVolumeClaim", "emptyDir"} for volume in pod["volumes"])
+
+
+def test_the_daily_job_exits_with_hydroseqs_table() -> None:
+    script = (PIPELINES / "daily_forecast.sh").read_text()
+    constants = dict(re.findall(r"\bEXIT_([A-Z_]+)=(\d+)", script))
+    assert constants and {name: int(code) for name, code in constants.items()} == {
+        name: ExitCode[name].value for name in constants}
+    assert not re.search(r"\bfail \d", script), "exit statuses by name (EXIT_...), not by number"
 
 
 def test_scripts_parse() -> None:

@@ -12,6 +12,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from hydroseq.config import dump_config
+from hydroseq.errors import ExitCode
 
 pytestmark = pytest.mark.slow
 
@@ -40,7 +41,7 @@ def test_three_jobs_started_together_on_a_fresh_store_all_finish(tmp_path: Path,
     assert len(runs) == 3 and all(run.info.status == "FINISHED" for run in runs)
 
 
-def test_a_store_held_locked_is_one_line_and_exit_2_after_bounded_retries(tmp_path: Path, small_nc: Path,
+def test_a_store_held_locked_is_one_line_and_exit_unavailable_after_bounded_retries(tmp_path: Path, small_nc: Path,
                                                                           make_config) -> None:
     store = tmp_path / "mlruns.db"
     MlflowClient(f"sqlite:///{store}").search_experiments()  # an initialised store
@@ -53,7 +54,7 @@ def test_a_store_held_locked_is_one_line_and_exit_2_after_bounded_retries(tmp_pa
                                   timeout=120)
     finally:
         holder.close()
-    assert finished.returncode == 2, finished.stderr[-3000:]
+    assert finished.returncode == ExitCode.UNAVAILABLE, finished.stderr[-3000:]
     assert "Traceback" not in finished.stderr
     lines = finished.stderr.strip().splitlines()
     assert len(lines) == 1, finished.stderr
