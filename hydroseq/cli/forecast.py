@@ -124,7 +124,7 @@ def print_exceedance(result: ForecastResult, console: Console) -> None:
         table.add_column(f"{level} [{result.units}]", justify="right")
         table.add_column(f"P(> {level}), leads {', '.join(str(int(lead)) for lead in result.leads)}", justify="right")
     probability = result.exceedance[0]  # [station, lead, threshold]
-    order = np.argsort(-np.nan_to_num(probability.max(axis=1)[:, 0], nan=-1.0), kind="stable")
+    order = np.argsort(-np.where(np.isfinite(probability), probability, -1.0).max(axis=(1, 2)), kind="stable")
     for s in order:
         if not np.isfinite(result.values[0, s]).any():
             continue
