@@ -30,7 +30,8 @@ class ProbabilisticScores:
         One row per station: ``crps``, ``crps_climatology``, ``crps_persistence``,
         ``crpss_climatology``, ``crpss_persistence``, ``coverage50``, ``coverage90``, and per threshold
         level L: ``brier_<L>``, ``bss_<L>`` (against the station's training-period frequency),
-        ``events_<L>``.
+        ``events_<L>``, and ``pod_<L>``, ``far_<L>``, ``csi_<L>`` of a warning issued at
+        :data:`WARNING_PROBABILITY`.
     pooled
         Scores over all stations and steps together: ``brier_<L>``, ``bss_<L>``, ``pod_<L>``,
         ``far_<L>``, ``csi_<L>``, ``events_<L>``.
@@ -83,6 +84,10 @@ def score_quantile_forecast(quantiles: np.ndarray, levels: tuple[float, ...], ob
             rows[f"bss_{level}"] = [brier_skill_score(probability[s], event[s], reference[s])
                                     for s in range(len(station_ids))]
             rows[f"events_{level}"] = np.nansum(event, axis=1)
+            by_station = [contingency_scores(probability[s][valid[s]] >= WARNING_PROBABILITY, event[s][valid[s]] > 0)
+                          for s in range(len(station_ids))]
+            for name in ("pod", "far", "csi"):
+                rows[f"{name}_{level}"] = [float(scores[name]) for scores in by_station]
             pooled[f"brier_{level}"] = brier_score(probability[known], event[known])
             pooled[f"bss_{level}"] = brier_skill_score(probability[known], event[known], reference[known])
             pooled[f"events_{level}"] = float(np.nansum(event[known]))

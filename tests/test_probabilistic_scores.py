@@ -33,6 +33,7 @@ def test_a_forecast_that_is_the_observation_scores_zero_crps_full_coverage_and_n
     assert (table["crpss_climatology"] == 1).all() and (table["coverage90"] == 1).all()
     assert scores.pooled["brier_high"] == 0 and scores.pooled["bss_high"] == 1 and scores.pooled["pod_high"] == 1
     assert scores.pooled["events_high"] == (flows > 3).sum()
+    assert (table["pod_high"] == 1).all() and (table["far_high"] == 0).all()
 
 
 def test_the_climatological_distribution_has_zero_skill_against_itself_and_a_missing_step_is_not_scored(flows):

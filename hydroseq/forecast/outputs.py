@@ -36,7 +36,7 @@ def publish_forecast(result: ForecastResult, target: Path, observed: np.ndarray 
     ``baselines`` (``{name: [issue, station, lead]}``, e.g. persistence and climatology) are scored
     beside the model (:func:`hydroseq.forecast.hindcast.score_hindcast`); ``distribution_scores``
     (a hindcast of a model with a predictive distribution, one per lead) go to
-    ``<stem>_probabilistic.csv``, ``<stem>_reliability.png`` and ``<stem>_plume.png`` (one station's
+    ``<stem>_probabilistic.csv``, ``<stem>_reliability.png``, ``<stem>_pit.png`` and ``<stem>_plume.png`` (one station's
     median and 50 / 90 % bands around its largest flow, with its thresholds).
 
     All of them appear together, under ``<stem>.manifest.json`` written last, or none of them
@@ -56,10 +56,10 @@ def publish_forecast(result: ForecastResult, target: Path, observed: np.ndarray 
             plot_hindcast(result, observed, scores, staged.path(scores_png))
         score_files: tuple[Path, ...] = (scores_csv, scores_png)
         if scores is not None and observed is not None and distribution_scores is not None:
-            extra = (target.with_name(f"{target.stem}_probabilistic.csv"),
-                     target.with_name(f"{target.stem}_reliability.png"), target.with_name(f"{target.stem}_plume.png"))
-            write_probabilistic_scores(distribution_scores, result.leads, staged.path(extra[0]), staged.path(extra[1]))
-            plot_plume(result, observed, scores, staged.path(extra[2]))
+            extra = tuple(target.with_name(f"{target.stem}_{name}") for name in
+                          ("probabilistic.csv", "reliability.png", "pit.png", "plume.png"))
+            write_probabilistic_scores(distribution_scores, result.leads, *(staged.path(path) for path in extra[:3]))
+            plot_plume(result, observed, scores, staged.path(extra[3]))
             score_files += extra
     if scores is None:
         return PublishedForecast([target, csv_path, manifest], manifest)

@@ -25,7 +25,7 @@ from hydroseq.grid import GridSpec
 from hydroseq.probabilistic_scores import ProbabilisticScores, event_base_rates, score_quantile_forecast
 from hydroseq.quantiles import exceedance_probability
 from hydroseq.thresholds import StationThresholds, derived_thresholds, read_threshold_table
-from hydroseq.verification_plots import plot_reliability_diagram
+from hydroseq.verification_plots import plot_pit_histogram, plot_reliability_diagram
 
 RELIABILITY_LEVEL = "2-year"
 
@@ -98,8 +98,9 @@ def score_hindcast_distribution(result: ForecastResult, observed: np.ndarray, pe
 
 
 def write_probabilistic_scores(scores: list[ProbabilisticScores], leads: np.ndarray, csv_path: Path,
-                               reliability_png: Path) -> None:
-    """Per-station scores of every lead as one CSV, and the reliability diagram of the 2-year flow."""
+                               reliability_png: Path, pit_png: Path) -> None:
+    """Per-station scores of every lead as one CSV, the reliability diagram of the 2-year flow and the
+    PIT histogram of the first lead."""
     table = pd.concat([score.stations.assign(lead=int(lead)) for score, lead in zip(scores, leads, strict=True)])
     table = table[["station", "lead", *[c for c in table.columns if c not in ("station", "lead")]]]
     with atomic_path(csv_path) as tmp:
@@ -107,3 +108,4 @@ def write_probabilistic_scores(scores: list[ProbabilisticScores], leads: np.ndar
     diagrams = {f"lead {int(lead)}": score.reliability[RELIABILITY_LEVEL]
                 for score, lead in zip(scores, leads, strict=True) if RELIABILITY_LEVEL in score.reliability}
     plot_reliability_diagram(diagrams, reliability_png, f"hindcast: exceeding the {RELIABILITY_LEVEL} flow")
+    plot_pit_histogram(scores[0].pit, pit_png, f"hindcast PIT, lead {int(leads[0])}")

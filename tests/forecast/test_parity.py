@@ -247,7 +247,9 @@ def _check_thresholds_and_hindcast(tmp_path: Path, data: Path, quantiles: np.nda
     scores = pd.read_csv(tmp_path / "hc_probabilistic.csv", dtype={"station": str})
     assert sorted(scores["lead"].unique()) == [1, 2, 3]
     assert (scores["crps"].dropna() > 0).all() and scores["coverage90"].dropna().between(0, 1).all()
-    assert (tmp_path / "hc_reliability.png").stat().st_size > 0 and (tmp_path / "hc_plume.png").stat().st_size > 0
+    for name in ("reliability", "pit", "plume"):
+        assert (tmp_path / f"hc_{name}.png").stat().st_size > 0
+    assert {"pod_q95", "far_q95", "csi_q95"} <= set(scores.columns)
 
 
 @pytest.mark.parametrize("rollout", [True, False], ids=["rollout", "forecast-as-inputs"])
