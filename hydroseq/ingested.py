@@ -19,7 +19,8 @@ def open_ingested(path: str | Path) -> tuple[xr.Dataset, GridSpec]:
     """Open ``path`` lazily and check that it is an ingested hydroseq dataset.
 
     Checked: the file opens as NetCDF, has ``station`` and ``time`` coordinates, a regular and
-    increasing time grid, and readable grid attributes. The caller closes the dataset.
+    increasing time grid, and readable grid attributes. The caller closes the dataset. The time
+    bounds (``time_bnds``) are left out: they follow from the labels and the grid step.
 
     Returns
     -------
@@ -36,10 +37,16 @@ def open_ingested(path: str | Path) -> tuple[xr.Dataset, GridSpec]:
     except (OSError, ValueError) as error:
         raise InputDataError(path, f"cannot open as NetCDF ({error})") from None
     try:
-        return dataset, _check_contract(dataset, path)
+        grid = _check_contract(dataset, path)
     except InputDataError:
         dataset.close()
         raise
+    bounds = str(dataset["time"].attrs.pop("bounds", ""))
+    if bounds not in dataset.variables:
+        return dataset, grid
+    without = dataset.drop_vars(bounds)
+    without.set_close(dataset.close)
+    return without, grid
 
 
 def _check_contract(dataset: xr.Dataset, path: Path) -> GridSpec:

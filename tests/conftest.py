@@ -57,14 +57,15 @@ class TrainedRun:
     config: TrainConfig
 
 
-def ingest_caravan(out: Path, start: dt.date, end: dt.date) -> Path:
-    """Ingest the bundled Caravan basins with ``configs/ingest_caravan_daily.yaml`` on ``start..end``."""
+def ingest_caravan(out: Path, start: dt.date, end: dt.date, append: bool = False) -> Path:
+    """Ingest the bundled Caravan basins with ``configs/ingest_caravan_daily.yaml`` on ``start..end``
+    (appended to ``out`` with ``append``)."""
     config = load_config(REPO_ROOT / "configs" / "ingest_caravan_daily.yaml", IngestConfig)
     config.stations.path = REPO_ROOT / config.stations.path
     for source in config.sources:
         source.path = str(REPO_ROOT / source.path)
     config.grid.start, config.grid.end = start, end
-    ingest(config, out, show_progress=False)
+    ingest(config, out, append=append, show_progress=False)
     return out
 
 

@@ -125,7 +125,16 @@ class StationsConfig(StrictModel):
 
     path: Path
     static_attributes: list[str] = Field(default_factory=list)
+    static_units: dict[str, str] = Field(default_factory=dict, description="UDUNITS units of static attributes "
+                                         "(e.g. p_mean: mm d-1, aridity: '1'); one without is written without units")
     ids: list[str] | None = Field(None, description="restrict to these stations (default: all)")
+
+    @model_validator(mode="after")
+    def _units_of_listed_attributes(self) -> StationsConfig:
+        unknown = sorted(set(self.static_units) - set(self.static_attributes))
+        if unknown:
+            raise ValueError(f"static_units names {unknown}, which are not in static_attributes")
+        return self
 
 
 class GridConfig(StrictModel):

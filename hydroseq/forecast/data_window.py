@@ -24,6 +24,7 @@ class StationInfo:
     lons: np.ndarray | None
     target_units: str
     target_long_name: str
+    target_standard_name: str
     dataset_checksum: str
 
 
@@ -109,7 +110,7 @@ class IngestedFile:
         return np.asarray(variable.transpose("station", "time").values, dtype=np.float32)
 
     def info(self) -> StationInfo:
-        """Station names and positions, the target's units and the dataset checksum."""
+        """Station names and positions, the target's units and names and the dataset checksum."""
         data = self.dataset
         target = data[self.metadata.target]
         names = tuple(str(v) for v in data["station_name"].values) if "station_name" in data.variables else None
@@ -119,5 +120,6 @@ class IngestedFile:
             lons=np.asarray(data["lon"].values, np.float64) if "lon" in data.variables else None,
             target_units=str(target.attrs.get("units", "")),
             target_long_name=str(target.attrs.get("long_name", self.metadata.target)),
+            target_standard_name=str(target.attrs.get("standard_name", "")),
             dataset_checksum=str(data.attrs.get("dataset_checksum", "")),
         )

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import netCDF4
 import numpy as np
+import pandas as pd
 
 from hydroseq import __version__
 from hydroseq.fileio import atomic_path
@@ -17,18 +18,23 @@ CALENDAR = "proleptic_gregorian"
 
 
 def _epoch_seconds(times: np.ndarray) -> np.ndarray:
-    return np.asarray(times, dtype="datetime64[s]").astype(np.int64)
+    """float64 (CF-1.8 has no 64-bit integers; whole seconds are exact far beyond any forecast)."""
+    return np.asarray(times, dtype="datetime64[s]").astype(np.int64).astype(np.float64)
 
 
 def write_forecast_netcdf(result: ForecastResult, path: str | Path) -> Path:
     """Write ``result`` as CF-1.8 NetCDF4, atomically.
 
-    One issue time gives ``value(station, lead)`` with a scalar ``forecast_reference_time``; several
-    (hindcast) give ``value(forecast_reference_time, station, lead)``. ``forecast_period`` (hours)
-    is an auxiliary coordinate of ``lead`` and the valid time ``time`` one of (issue time, lead).
+    One issue time gives ``value(station, lead)`` with a scalar ``forecast_reference_time`` (a CF
+    ``timeSeries`` per station along the valid times); several (hindcast) give
+    ``value(forecast_reference_time, station, lead)``, the issue time being the unlimited (record)
+    dimension. ``forecast_period`` (hours) is an auxiliary coordinate of ``lead`` and the valid time
+    ``time`` one of (issue time, lead); ``forecast_period_bnds`` and, for one issue time,
+    ``time_bnds`` are the grid intervals they end.
 
-    Nothing time-dependent (creation date, history) is written, so the same result always gives
-    the same bytes with the same library versions.
+    Nothing time-dependent is written (no creation date; ``history`` names the software, the model
+    run, the input and the issue times), so the same result always gives the same bytes with the
+    same library versions.
     """
     path = Path(path)
     with atomic_path(path) as tmp, netCDF4.Dataset(tmp, "w", format="NETCDF4") as nc:
@@ -45,12 +51,24 @@ def write_forecast_netcdf(result: ForecastResult, path: str | Path) -> Path:
 
 def _write_global_attributes(nc: netCDF4.Dataset, result: ForecastResult) -> None:
     nc.setncattr("Conventions", "CF-1.8")
+    if len(result.issue_times) == 1:
+        nc.setncattr("featureType", "timeSeries")
     nc.setncattr("title", f"hydroseq {result.variable} forecast")
     nc.setncattr("source", f"hydroseq {__version__}")
+    nc.setncattr("history", _history(result))
     nc.setncattr("grid_step_seconds", np.int64(result.step.total_seconds()))
     for key in sorted(result.attributes):
         nc.setncattr(key, str(result.attributes[key]))
     nc.setncattr("skipped_stations", json.dumps(result.skipped, sort_keys=True))
+
+
+def _history(result: ForecastResult) -> str:
+    first, last = (np.datetime_as_string(result.issue_times[i].astype("datetime64[m]")) for i in (0, -1))
+    command = "forecast" if len(result.issue_times) == 1 else "forecast (hindcast)"
+    inputs = ", ".join(f"{key} {result.attributes[key]}" for key in ("model_run_id", "input_file",
+                                                                     "input_dataset_checksum")
+                       if key in result.attributes)
+    return f"hydroseq {__version__} {command}: issue times {first}Z..{last}Z" + (f"; {inputs}" if inputs else "")
 
 
 def _write_station_and_lead(nc: netCDF4.Dataset, result: ForecastResult) -> None:
@@ -74,15 +92,20 @@ def _write_station_and_lead(nc: netCDF4.Dataset, result: ForecastResult) -> None
     lead.setncatts({"long_name": "lead time in grid steps", "units": "1"})
     period = nc.createVariable("forecast_period", "f8", ("lead",))
     period[:] = result.forecast_period_hours
-    period.setncatts({"standard_name": "forecast_period", "long_name": "lead time", "units": "hours"})
+    period.setncatts({"standard_name": "forecast_period", "long_name": "lead time (end of the grid interval)",
+                      "units": "hours", "bounds": "forecast_period_bnds"})
+    nc.createDimension("nv", 2)
+    period_bounds = nc.createVariable("forecast_period_bnds", "f8", ("lead", "nv"))
+    period_bounds[:] = np.stack([result.forecast_period_hours - result.step / pd.Timedelta(hours=1),
+                                 result.forecast_period_hours], axis=-1)
 
 
 def _write_issue_time(nc: netCDF4.Dataset, result: ForecastResult) -> tuple[str, ...]:
     single = len(result.issue_times) == 1
     dims: tuple[str, ...] = () if single else ("forecast_reference_time",)
     if not single:
-        nc.createDimension("forecast_reference_time", len(result.issue_times))
-    reference = nc.createVariable("forecast_reference_time", "i8", dims)
+        nc.createDimension("forecast_reference_time", None)
+    reference = nc.createVariable("forecast_reference_time", "f8", dims)
     seconds = _epoch_seconds(result.issue_times)
     reference[...] = seconds[0] if single else seconds
     reference.setncatts({"standard_name": "forecast_reference_time", "long_name": "issue time",
@@ -91,11 +114,15 @@ def _write_issue_time(nc: netCDF4.Dataset, result: ForecastResult) -> tuple[str,
 
 
 def _write_valid_time(nc: netCDF4.Dataset, result: ForecastResult, issue_dims: tuple[str, ...]) -> None:
-    valid = nc.createVariable("time", "i8", issue_dims + ("lead",))
+    valid = nc.createVariable("time", "f8", issue_dims + ("lead",))
     seconds = _epoch_seconds(result.valid_times)
     valid[...] = seconds[0] if not issue_dims else seconds
     valid.setncatts({"standard_name": "time", "long_name": "valid time (end of the grid interval)",
                      "units": TIME_UNITS, "calendar": CALENDAR})
+    if not issue_dims:  # CF bounds of a 2-D time(issue, lead) would be 2-D cells: forecast_period_bnds say it
+        valid.setncattr("bounds", "time_bnds")
+        bounds = nc.createVariable("time_bnds", "f8", ("lead", "nv"))
+        bounds[:] = np.stack([seconds[0] - result.step.total_seconds(), seconds[0]], axis=-1)
 
 
 def _write_values(nc: netCDF4.Dataset, result: ForecastResult, issue_dims: tuple[str, ...]) -> None:
@@ -105,7 +132,8 @@ def _write_values(nc: netCDF4.Dataset, result: ForecastResult, issue_dims: tuple
     variable[...] = values[0] if not issue_dims else values
     coordinates = ["forecast_reference_time", "forecast_period", "time"]
     coordinates += [name for name in ("station_name", "lat", "lon") if name in nc.variables]
-    variable.setncatts({"long_name": result.long_name or f"forecast {result.variable}",
+    standard_name = {"standard_name": result.standard_name} if result.standard_name else {}
+    variable.setncatts({"long_name": result.long_name or f"forecast {result.variable}", **standard_name,
                         "units": result.units, "coordinates": " ".join(coordinates)})
     if result.observation_age_hours is not None:
         age = nc.createVariable("observation_age", "f4", issue_dims + ("station",), fill_value=np.float32(np.nan))

@@ -33,8 +33,9 @@ class ForecastResult:
     values
         float32 ``[issue time, station, lead]`` in the target's units; NaN where a station could
         not be forecast at that issue time.
-    variable, units, long_name
-        Name, units and description of the forecast quantity (from the ingested dataset).
+    variable, units, long_name, standard_name
+        Name, units, description and CF standard name (empty: none) of the forecast quantity (from
+        the ingested dataset).
     attributes
         Provenance written as global attributes (model run id, checksums, versions). Only
         deterministic values belong here: the files must be byte-identical on a re-run.
@@ -71,6 +72,7 @@ class ForecastResult:
     variable: str
     units: str
     long_name: str = ""
+    standard_name: str = ""
     attributes: dict[str, str] = field(default_factory=dict)
     skipped: dict[str, str] = field(default_factory=dict)
     station_names: tuple[str, ...] | None = None

@@ -221,7 +221,8 @@ def _result(model: ExportedModel, data: StationData, info: StationInfo, plan: Pl
     return ForecastResult(
         issue_times=data.times[plan.ends - plan.start], stations=data.station_ids,
         leads=np.asarray(metadata.leads, dtype=np.int64), step=step, values=values, variable=metadata.target,
-        units=info.target_units, long_name=f"forecast of {info.target_long_name}", attributes=attributes,
+        units=info.target_units, long_name=f"forecast of {info.target_long_name}",
+        standard_name=info.target_standard_name, attributes=attributes,
         skipped=skipped, station_names=info.names, lats=info.lats, lons=info.lons,
         observation_age_hours=(None if age_steps is None
                                else (age_steps * (step / pd.Timedelta(hours=1))).astype(np.float32)),

@@ -28,7 +28,7 @@ import xarray as xr
 
 from hydroseq.errors import InputDataError
 from hydroseq.grid import GridSpec
-from hydroseq.ingest.output import dataset_checksum
+from hydroseq.ingest.output import dataset_checksum, history_line
 from hydroseq.ingested import open_ingested
 
 
@@ -111,6 +111,8 @@ def _combine(keep: xr.Dataset, new: xr.Dataset, old_attrs: dict) -> xr.Dataset:
     combined["time"].attrs = dict(new["time"].attrs)
     combined.attrs = dict(new.attrs)
     combined.attrs["source_files"] = _merged_sources(old_attrs.get("source_files"), new.attrs.get("source_files"))
+    appended = history_line("ingest --append", new["time"].values, new.sizes["station"])
+    combined.attrs["history"] = "\n".join(filter(None, [str(old_attrs.get("history", "")), appended]))
     combined.attrs["dataset_checksum"] = dataset_checksum(combined)
     return combined
 

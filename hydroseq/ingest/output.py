@@ -14,14 +14,19 @@ from hydroseq.config import IngestConfig, dump_config
 from hydroseq.config.ingest import SourceConfig
 from hydroseq.config.variables import VariableSpec
 from hydroseq.fileio import atomic_path, sha256_file
+from hydroseq.grid import GridSpec
 from hydroseq.ingest import units
 from hydroseq.ingest.forecast_grid import ForecastOnGrid
 from hydroseq.ingest.station import StationResult
 from hydroseq.ingest.timegrid import TimeGrid
 
-TIME_ENCODING = {"units": "minutes since 1970-01-01 00:00:00", "calendar": "proleptic_gregorian", "dtype": "int64"}
+# float64 minutes: CF-1.8 has no 64-bit integers; whole minutes are exact over all of datetime64[ns]
+TIME_ENCODING = {"units": "minutes since 1970-01-01 00:00:00", "calendar": "proleptic_gregorian", "dtype": "float64"}
+_TIME_BOUNDS = "time_bnds"
 _STANDARD_NAMES = (  # (name fragment, output unit) -> CF standard name, when the config gives none
-    ("precipitation", "mm", "precipitation_amount"),
+    ("precipitation", "mm", "lwe_thickness_of_precipitation_amount"),
+    ("precipitation", "mm/d", "lwe_precipitation_rate"),
+    ("precipitation", "mm/h", "lwe_precipitation_rate"),
     ("temperature", "degC", "air_temperature"),
     ("temperature", "K", "air_temperature"),
     ("streamflow", "m3/s", "water_volume_transport_in_river_channel"),
@@ -55,48 +60,69 @@ def build_dataset(config: IngestConfig, grid: TimeGrid, results: list[StationRes
             data_vars[f"coverage_{name}"] = ("station", np.mean(np.isfinite(stacked), axis=1).astype(np.float32),
                                              {"long_name": f"fraction of grid steps with a valid {name}",
                                               "units": "1", "hydroseq_role": "coverage"})
+    static_units = config.stations.static_units
     for attribute in config.stations.static_attributes:
+        units_attr = {"units": static_units[attribute]} if attribute in static_units else {}
         data_vars[attribute] = ("station", np.array([s.static[attribute] for s in stations], dtype=np.float32),
-                                {"long_name": attribute, "hydroseq_role": "static"})
+                                {"long_name": attribute, **units_attr, "hydroseq_role": "static"})
     if forecasts:
         horizon = max(forecast.source.horizon for forecast in forecasts)
         coords["lead"] = ("lead", np.arange(1, horizon + 1, dtype=np.int32),
-                          {"long_name": "lead time: lead l of issue t covers (t + (l-1) step, t + l step]",
-                           "units": "grid steps"})
+                          {"long_name": "lead time in grid steps: lead l of issue t covers "
+                                        "(t + (l-1) step, t + l step]", "units": "1"})
         for forecast in forecasts:
             data_vars.update(_forecast_variables(forecast, horizon))
     ds = xr.Dataset(data_vars, coords=coords)
-    ds.attrs = _global_attrs(config, grid, source_files)
+    ds.attrs = _global_attrs(config, grid, source_files, len(stations))
     ds.attrs["dataset_checksum"] = dataset_checksum(ds)
     return ds
 
 
 def write_dataset(ds: xr.Dataset, out: str | Path) -> None:
-    """Write ``ds`` to ``out`` atomically (temporary file beside it, then rename)."""
+    """Write ``ds`` to ``out`` atomically (temporary file beside it, then rename), with the
+    interval of each time label as CF cell bounds (``time_bnds``, derived from the grid step)."""
+    ds = _with_time_bounds(ds)
     encoding: dict[str, dict] = {str(name): {"_FillValue": np.float32(np.nan)} for name in ds.data_vars
                                  if ds[name].dtype == np.float32}
-    encoding["time"] = dict(TIME_ENCODING)
+    encoding["time"] = encoding[_TIME_BOUNDS] = {**TIME_ENCODING, "_FillValue": None}
     for name in ("station", "station_name"):
         encoding[name] = {"dtype": str}
     for variable in ds.data_vars.values():
-        if variable.dtype.kind == "M":
-            encoding[str(variable.name)] = {**TIME_ENCODING, "_FillValue": np.iinfo(np.int64).min}
+        if variable.dtype.kind == "M" and variable.name != _TIME_BOUNDS:
+            encoding[str(variable.name)] = {**TIME_ENCODING, "_FillValue": np.nan}
     with atomic_path(out) as tmp:
         ds.to_netcdf(tmp, engine="netcdf4", format="NETCDF4", encoding=encoding)
 
 
 def dataset_checksum(ds: xr.Dataset) -> str:
-    """SHA-256 over every variable's and coordinate's name and values (not attributes).
+    """SHA-256 over every variable's and coordinate's name and values (not attributes), cell
+    bounds excepted (they follow from the labels and the grid step).
 
     Values are canonicalised (text as UTF-8, times as int64 ns, NaN as one bit pattern) so the
     digest is the same before writing and after reading the file back, whatever the writer.
     """
+    bounds = {str(ds[name].attrs["bounds"]) for name in ds.variables if "bounds" in ds[name].attrs}
     digest = hashlib.sha256()
-    for name in sorted(map(str, ds.variables)):
+    for name in sorted(set(map(str, ds.variables)) - bounds):
         values = np.asarray(ds[name].values)
         digest.update(name.encode() + b"\0" + str(values.shape).encode() + b"\0")
         digest.update(_canonical_bytes(values))
     return digest.hexdigest()
+
+
+def history_line(command: str, labels: np.ndarray, n_stations: int) -> str:
+    """One line of the CF ``history``: what ``command`` wrote, without a clock time (reproducible)."""
+    first, last = (np.datetime_as_string(np.asarray(labels)[i].astype("datetime64[m]")) for i in (0, -1))
+    return f"hydroseq {__version__} {command}: {n_stations} stations, grid labels {first}Z..{last}Z"
+
+
+def _with_time_bounds(ds: xr.Dataset) -> xr.Dataset:
+    """A shallow copy of ``ds`` with ``time_bnds(time, nv)``: ``(t - step, t]`` for each label ``t``."""
+    step = np.timedelta64(GridSpec.from_attrs(ds.attrs).step.value, "ns")
+    labels = ds["time"].values.astype("datetime64[ns]")
+    bounded = ds.assign({_TIME_BOUNDS: (("time", "nv"), np.stack([labels - step, labels], axis=1))})
+    bounded["time"].attrs = {**ds["time"].attrs, "bounds": _TIME_BOUNDS}
+    return bounded
 
 
 def _canonical_bytes(values: np.ndarray) -> bytes:
@@ -164,11 +190,12 @@ def _guess_standard_name(name: str, output_units: str) -> str | None:
     return None
 
 
-def _global_attrs(config: IngestConfig, grid: TimeGrid, source_files: list[Path]) -> dict[str, str]:
+def _global_attrs(config: IngestConfig, grid: TimeGrid, source_files: list[Path], n_stations: int) -> dict[str, str]:
     return {
         "Conventions": "CF-1.8",
         "featureType": "timeSeries",
         "title": config.title or "hydroseq ingested dataset",
+        "history": history_line("ingest", grid.labels.to_numpy(), n_stations),
         "hydroseq_version": __version__,
         **grid.spec.to_attrs(),
         "source_files": json.dumps([{"path": str(path), "sha256": sha256_file(path)} for path in source_files]),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import hashlib
 import time
 from pathlib import Path
@@ -13,6 +14,7 @@ import pandas as pd
 import pytest
 import xarray as xr
 
+from hydroseq import __version__
 from hydroseq.forecast.csv_writer import CSV_COLUMNS, format_value, write_forecast_csv
 from hydroseq.forecast.netcdf_writer import write_forecast_netcdf
 from hydroseq.forecast.result import ForecastResult
@@ -115,3 +117,19 @@ def test_shape_mismatch_is_refused() -> None:
     with pytest.raises(ValueError, match="issue time, station, lead"):
         ForecastResult(np.array(["2014-01-01"], "datetime64[ns]"), ("a",), np.array([1, 2]), pd.Timedelta("1D"),
                        np.zeros((1, 1, 3), np.float32), "q", "mm/d")
+
+
+def test_cf_attributes_history_and_interval_bounds(tmp_path: Path) -> None:
+    result = dataclasses.replace(_result(), units="m3 s-1", standard_name="water_volume_transport_in_river_channel")
+    with netCDF4.Dataset(write_forecast_netcdf(result, tmp_path / "f.nc")) as nc:
+        assert nc.featureType == "timeSeries" and nc["streamflow"].standard_name == result.standard_name
+        assert nc.history == (f"hydroseq {__version__} forecast: issue times 2014-10-01T08:00Z..2014-10-01T08:00Z; "
+                              "model_run_id abc123")  # no clock time: reruns stay byte-identical
+        assert nc["time"].dtype == np.float64 and nc["time"].bounds == "time_bnds"
+        np.testing.assert_array_equal(nc["time_bnds"][:, 1] - nc["time_bnds"][:, 0], 86400.0)
+        np.testing.assert_array_equal(nc["time_bnds"][:, 1], nc["time"][:])
+        np.testing.assert_array_equal(nc["forecast_period_bnds"][:], [[0.0, 24.0], [24.0, 48.0], [48.0, 72.0]])
+    with netCDF4.Dataset(write_forecast_netcdf(_result(n_issue=3), tmp_path / "h.nc")) as nc:
+        assert nc.dimensions["forecast_reference_time"].isunlimited() and "featureType" not in nc.ncattrs()
+        assert "time_bnds" not in nc.variables and nc["forecast_period"].bounds == "forecast_period_bnds"
+        assert "streamflow" in nc.variables and "standard_name" not in nc["streamflow"].ncattrs()  # mm/d: none

@@ -87,7 +87,7 @@ def test_ingested_file_holds_station_issue_lead_and_the_product_used(tmp_path, d
         forecast = ds["precipitation_forecast"]
         assert forecast.dims == ("station", "time", "lead") and forecast.dtype == np.float32
         assert ds["lead"].dtype == np.int32 and ds["lead"].values.tolist() == [1, 2, 3]
-        assert ds["lead"].attrs["units"] == "grid steps"
+        assert ds["lead"].attrs["units"] == "1" and "in grid steps" in ds["lead"].attrs["long_name"]  # CF: a count
         assert forecast.attrs["hydroseq_role"] == "forecast" and forecast.attrs["units"] == "mm"
         assert forecast.attrs["forecast_source"] == "test product" and forecast.attrs["forecast_latency"] == "6h"
         assert forecast.attrs["accumulation"] == "since_reference"

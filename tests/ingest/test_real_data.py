@@ -36,7 +36,7 @@ def ingested(repo_root, tmp_path_factory):
 
 def test_caravan_daily_follows_the_dataset_contract(ingested):
     ds, report = ingested["caravan_daily"]
-    assert ds.sizes == {"station": 31, "time": 12418}
+    assert ds.sizes == {"station": 31, "time": 12418, "nv": 2}  # nv: the two ends of time_bnds
     assert ds["station"].values[0] == "01022500"  # text, leading zero kept
     times = pd.DatetimeIndex(ds["time"].values)
     assert times[0] == pd.Timestamp("1981-01-02 08:00") and (np.diff(times) == pd.Timedelta("1D")).all()
@@ -46,7 +46,7 @@ def test_caravan_daily_follows_the_dataset_contract(ingested):
     assert len(json.loads(ds.attrs["source_files"])) == 31 and "stations:" in ds.attrs["ingest_config"]
     assert ds.attrs["dataset_checksum"] == dataset_checksum(ds)
     assert ds["streamflow"].dtype == np.float32 and ds["streamflow"].attrs["units"] == "mm d-1"
-    assert ds["total_precipitation_sum"].attrs["standard_name"] == "precipitation_amount"
+    assert ds["total_precipitation_sum"].attrs["standard_name"] == "lwe_thickness_of_precipitation_amount"  # mm
     for name in ("area_km2",):
         assert name in ds.coords
     for name in ("elev_mean_m", "slope_mean_m_per_km", "p_mean", "pet_mean", "aridity", "frac_snow",
