@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 
+import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
@@ -118,3 +119,20 @@ def print_split_report(report: SplitReport, split: str, console: Console | None 
     for key, value in report.summary.items():
         if key.endswith("stations_beating_persistence"):
             console.print(f"{key}: {int(value)} of {report.scores['station'].nunique()} stations")
+    if report.probabilistic is not None:
+        print_probabilistic_report(report.probabilistic.scores, split, console)
+
+
+def print_probabilistic_report(scores: pd.DataFrame, split: str, console: Console) -> None:
+    """Per lead, over stations: CRPS skill, interval coverage and the 2-year flow's Brier skill (median)."""
+    table = Table(title=f"{split}: predictive distribution (median over stations)")
+    for column in ("lead", "CRPS", "CRPSS vs climatology", "CRPSS vs persistence", "stations CRPSS clim > 0",
+                   "coverage 50 %", "coverage 90 %", "BSS 2-year"):
+        table.add_column(column, justify="right", no_wrap=True)
+    for lead, group in scores.groupby("lead", sort=True):
+        bss = f"{group['bss_2-year'].median():.3f}" if "bss_2-year" in group else "-"
+        table.add_row(str(lead), f"{group['crps'].median():.3f}", f"{group['crpss_climatology'].median():.3f}",
+                      f"{group['crpss_persistence'].median():.3f}",
+                      f"{int((group['crpss_climatology'] > 0).sum())} of {len(group)}",
+                      f"{group['coverage50'].median():.1%}", f"{group['coverage90'].median():.1%}", bss)
+    console.print(table)
