@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from mlflow.tracking import MlflowClient
+from rich.console import Console
 
+from hydroseq.cli.training import print_split_report
 from hydroseq.config import TrainConfig
 from hydroseq.training import evaluate, train
 from hydroseq.training.checkpoint import Checkpoint
@@ -36,6 +39,10 @@ def test_evaluating_a_quantile_model_scores_its_distribution(tmp_path: Path, sma
     # the point scores are those of the median
     model_rows = report.scores.query("forecast == 'model'")
     assert np.isfinite(model_rows["nse"]).all()
+
+    printed = io.StringIO()
+    print_split_report(report, "test", Console(file=printed, width=200))
+    assert "test: predictive distribution (median over stations)" in printed.getvalue()
 
     run = MlflowClient(config.tracking.tracking_uri).get_run(result.run_id)
     for key in ("test_lead1_median_crps", "test_lead2_median_coverage90", "test_lead1_bss_2-year",
