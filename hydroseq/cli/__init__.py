@@ -1,10 +1,12 @@
-"""The ``hydroseq`` command: the argument parser and the exit status of every command.
+"""The ``hydroseq`` command: :func:`main` and the exit status of every command.
 
 Each command lives in a module of this package (:mod:`hydroseq.cli.ingest`, ``stats``,
-``training``, ``export``, ``forecast``): it calls the Python API, which returns a result and
-prints nothing, prints that result and turns it into an exit status. :func:`main` turns the
-API's :class:`~hydroseq.errors.HydroseqError` into one line and the error's status; every status
-is one of :class:`~hydroseq.errors.ExitCode` (README "Exit status").
+``training``, ``export``, ``forecast``, ``config``): it calls the Python API, which returns a result
+and prints nothing, prints that result, builds its ``--json`` summary and turns it into an exit
+status. :mod:`hydroseq.cli.parser` holds the options and the examples of ``--help``,
+:mod:`hydroseq.cli.output` where tables, log lines and summaries go (``-q``, ``-v``, ``--log-file``,
+``--json``). :func:`main` turns the API's :class:`~hydroseq.errors.HydroseqError` into one line and
+the error's status; every status is one of :class:`~hydroseq.errors.ExitCode` (README "Exit status").
 
 The command modules are imported inside each handler so that ``hydroseq --help`` stays fast and
 a command only loads what it needs (``forecast`` never imports the training code).

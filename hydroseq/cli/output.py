@@ -64,13 +64,13 @@ def finish(args: argparse.Namespace, summary: Mapping[str, Any], status: int) ->
 
 def plain(value: object) -> Any:
     """``value`` with only JSON types in it: numpy scalars as numbers, NaN and infinities as None,
-    paths as text, times as ISO 8601 UTC (``2014-07-01T08:00:00Z``)."""
+    paths as text, UTC times as ISO 8601 (``2014-07-01T08:00:00Z``; NaT as None)."""
     if isinstance(value, Mapping):
         return {str(key): plain(item) for key, item in value.items()}
     if isinstance(value, (list, tuple, np.ndarray)):
         return [plain(item) for item in value]
     if isinstance(value, np.datetime64):
-        return f"{np.datetime_as_string(value.astype('datetime64[s]'))}Z"
+        return None if np.isnat(value) else f"{np.datetime_as_string(value.astype('datetime64[s]'))}Z"
     if isinstance(value, np.generic):
         return plain(value.item())
     if isinstance(value, float):
