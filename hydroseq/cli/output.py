@@ -38,6 +38,7 @@ LOGGER = logging.getLogger("hydroseq.cli")
 ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 QUIETENED = ("mlflow", "alembic", "distributed", "torch.distributed")  # libraries that report progress themselves
 MLFLOW_LEVEL, MLFLOW_BARS = "MLFLOW_LOGGING_LEVEL", "MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR"  # read when mlflow runs
+TORCHRUN_LEVEL = "LOGLEVEL"  # the level torchrun's launcher logs at (train --nproc), read when it is imported
 
 
 def console_for(args: argparse.Namespace, min_width: int | None = None,
@@ -126,6 +127,7 @@ class CommandLogging:
             for name in QUIETENED:
                 logging.getLogger(name).setLevel(logging.ERROR)
             self._set_environment(MLFLOW_LEVEL, "ERROR")  # for an mlflow imported from now on
+            self._set_environment(TORCHRUN_LEVEL, "ERROR")
         if args.quiet or not sys.stderr.isatty():
             self._set_environment(MLFLOW_BARS, "false")
         stderr = logging.StreamHandler(sys.stderr)

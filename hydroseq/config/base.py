@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -12,6 +13,7 @@ from pydantic_core import ErrorDetails
 from hydroseq.errors import ConfigError
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
+LOGGER = logging.getLogger(__name__)
 
 
 class StrictModel(BaseModel):
@@ -62,6 +64,7 @@ def load_config(path: str | Path, model: type[ModelT]) -> ModelT:
         raise ConfigError(f"{path}: not valid YAML: {error}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping of keys at the top level, got {type(data).__name__}")
+    LOGGER.debug("%s: reading it as a %s", path.absolute(), model.__name__)
     return validate_config(data, model, source=str(path))
 
 

@@ -73,3 +73,16 @@ def test_quiet_and_verbose_exclude_each_other(capsys: pytest.CaptureFixture) -> 
         main(["-q", "stats", "--config", "c.yaml", "-v"])
     assert stopped.value.code == ExitCode.USAGE
     assert "-q/--quiet and -v/--verbose exclude each other" in capsys.readouterr().err
+
+
+def test_train_nproc_hands_the_global_options_to_every_process(tmp_path) -> None:
+    from hydroseq.cli.training import global_options
+    from hydroseq.training.distributed import LaunchOptions, torchrun_arguments
+
+    args = build_parser().parse_args(["-q", "train", "--config", "c.yaml", "--nproc", "2", "--json",
+                                      "--log-file", str(tmp_path / "t.log")])
+    options = global_options(args)
+    assert options == ("--quiet", "--json", "--log-file", str(tmp_path / "t.log"))
+    command = torchrun_arguments(tmp_path / "c.yaml", LaunchOptions(2, cli_options=options))
+    assert command[command.index("train") + 1:] == [*options, "--config", str(tmp_path / "c.yaml")]
+    assert global_options(build_parser().parse_args(["train", "--config", "c.yaml"])) == ()
