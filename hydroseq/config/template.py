@@ -99,16 +99,19 @@ def _entry(model: type[BaseModel], name: str, info: FieldInfo, value: object, in
         if value is None and not info.is_required():  # an optional section, off by default
             return [*lines, *_commented(pad, [f"{name}:", *_fields(inner, None, 2)])]
         given = value.model_dump() if isinstance(value, BaseModel) else value
-        return [*lines, f"{pad}{name}:", *_fields(inner, given, indent + 2)]  # type: ignore[arg-type]
+        assert given is None or isinstance(given, Mapping)
+        return [*lines, f"{pad}{name}:", *_fields(inner, given, indent + 2)]
     if kind == "list":
+        assert isinstance(value, list)
         if not value:  # none by default: one item, commented
             return [*lines, *_commented(pad, [f"{name}:", *_item(inner, None, 2)])]
-        return [*lines, f"{pad}{name}:", *(line for item in value for line in _item(inner, item, indent + 2))]  # type: ignore[attr-defined]
+        return [*lines, f"{pad}{name}:", *(line for item in value for line in _item(inner, item, indent + 2))]
+    assert isinstance(value, Mapping)
     if not value:
         return [*lines, f"{pad}{name}: {{}}"]
-    (first, spec), *others = value.items()  # type: ignore[attr-defined]
+    (first, spec), *others = value.items()  # the first entry with every key, the others short
     return [*lines, f"{pad}{name}:", f"{pad}  {first}:", *_fields(inner, spec, indent + 4),
-            *(f"{pad}  {key}: {_scalar(item)}" for key, item in others)]  # the first with every key, then short
+            *(f"{pad}  {key}: {_scalar(item)}" for key, item in others)]
 
 
 def _item(model: type[BaseModel], given: Mapping[str, Any] | None, indent: int) -> list[str]:
