@@ -1,22 +1,32 @@
-"""``hydroseq export``: run :func:`hydroseq.export.export_model` and print what it wrote."""
+"""``hydroseq export``: run :func:`hydroseq.export.export_model`, print what it wrote and its summary."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from hydroseq.cli.output import console_for, finish
+from hydroseq.errors import ExitCode
 from hydroseq.export import METADATA_FILE, ExportMetadata, export_model
 
 
 def export_command(args: argparse.Namespace) -> int:
     """Export ``--run`` with input length ``--seq-len`` into ``--out``; print its summary; exit status 0."""
     metadata = export_model(args.run, seq_len=args.seq_len, out_dir=args.out, tracking_uri=args.tracking_uri)
-    print_export_summary(metadata, args.out)
-    return 0
+    print_export_summary(metadata, args.out, console_for(args))
+    return finish(args, export_summary(metadata, args.out), ExitCode.OK)
+
+
+def export_summary(metadata: ExportMetadata, out_dir: Path) -> dict[str, Any]:
+    """The ``--json`` summary: the model directory, its run, input contract, parity and files' SHA-256."""
+    return {"model_dir": out_dir, "run_id": metadata.run_id, "seq_len": metadata.seq_len,
+            "features": list(metadata.feature_names), "mode": metadata.mode, "leads": list(metadata.leads),
+            "parity_max_abs_diff": metadata.parity_max_abs_diff, "opset": metadata.opset, "files": metadata.files}
 
 
 def print_export_summary(metadata: ExportMetadata, out_dir: Path, console: Console | None = None) -> None:

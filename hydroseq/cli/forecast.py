@@ -1,20 +1,26 @@
-"""``hydroseq forecast``: run :func:`hydroseq.forecast.run_forecast`, print its summary, set the exit status."""
+"""``hydroseq forecast``: run :func:`hydroseq.forecast.run_forecast`, print its tables and summary, set the exit
+status."""
 
 from __future__ import annotations
 
 import argparse
-import sys
+import dataclasses
+import logging
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from rich.console import Console
 from rich.table import Table
 
+from hydroseq.cli.output import console_for, finish
 from hydroseq.errors import ExitCode
-from hydroseq.forecast import ForecastResult, run_forecast
+from hydroseq.forecast import ForecastResult, ForecastRun, run_forecast
 from hydroseq.forecast.csv_writer import format_time
 from hydroseq.forecast.hindcast import HindcastScores
 from hydroseq.probabilistic_scores import ProbabilisticScores
+
+LOGGER = logging.getLogger(__name__)
 
 
 def forecast_command(args: argparse.Namespace) -> int:
@@ -25,11 +31,12 @@ def forecast_command(args: argparse.Namespace) -> int:
     ``NOTHING_PRODUCED`` when no station could be forecast (nothing written).
     """
     run = run_forecast(args.model, data_path=args.data, issue_time=args.issue_time, out=args.out,
-                       missing_forecast_input=args.missing_forecast_input, thresholds=args.thresholds)
-    console = Console()
+                       missing_forecast_input=args.missing_forecast_input, thresholds=args.thresholds,
+                       show_progress=not args.quiet)
+    console = console_for(args)
     print_summary(run.result, run.stations_forecast, run.published.forecast_files if run.published else [], console)
     if run.published is None:
-        return ExitCode.NOTHING_PRODUCED
+        return finish(args, forecast_summary(run), ExitCode.NOTHING_PRODUCED)
     if run.result.exceedance is not None and len(run.result.issue_times) == 1:
         print_exceedance(run.result, console)
     if run.published.scores is not None:
@@ -38,11 +45,30 @@ def forecast_command(args: argparse.Namespace) -> int:
         print_distribution_scores(run.published.distribution_scores, run.result.leads, console)
     skipped, total = len(run.result.skipped), len(run.result.stations)
     if skipped > args.max_skipped_share * total:
-        print(f"hydroseq forecast: partial result: {skipped} of {total} stations not forecast ({skipped / total:.0%}), "
-              f"more than --max-skipped-share {args.max_skipped_share:g} allows; what was forecast is written",
-              file=sys.stderr)
-        return ExitCode.PARTIAL
-    return ExitCode.OK
+        LOGGER.warning(f"hydroseq forecast: partial result: {skipped} of {total} stations not forecast "
+                       f"({skipped / total:.0%}), more than --max-skipped-share {args.max_skipped_share:g} allows; "
+                       "what was forecast is written")
+        return finish(args, forecast_summary(run), ExitCode.PARTIAL)
+    return finish(args, forecast_summary(run), ExitCode.OK)
+
+
+def forecast_summary(run: ForecastRun) -> dict[str, Any]:
+    """The ``--json`` summary: issue times, stations forecast and not (with the reasons), those forecast
+    without a weather forecast or without their newest observation, the files written and, for a
+    hindcast, per lead the median and mean NSE over stations of every forecast (the printed table)."""
+    result, published = run.result, run.published
+    summary: dict[str, Any] = {
+        "issue_times": {"first": result.issue_times[0], "last": result.issue_times[-1],
+                        "count": len(result.issue_times)},
+        "stations": {"total": len(result.stations), "forecast": run.stations_forecast,
+                     "skipped": len(result.skipped)},
+        "skipped": result.skipped, "without_weather_forecast": result.fallback,
+        "without_newest_observation": late_gauges(result), "leads": result.leads,
+        "files": [*published.forecast_files, *published.score_files] if published else [],
+        "manifest": published.manifest if published else None}
+    if published is not None and published.scores is not None:
+        summary["hindcast"] = [dataclasses.asdict(row) for row in published.scores.summary()]
+    return summary
 
 
 def print_summary(result: ForecastResult, n_forecast: int, outputs: list[Path], console: Console) -> None:

@@ -1,24 +1,45 @@
-"""``hydroseq ingest``: run :func:`hydroseq.ingest.ingest` and print its report."""
+"""``hydroseq ingest``: run :func:`hydroseq.ingest.ingest`, print its report and its summary."""
 
 from __future__ import annotations
 
 import argparse
+import json
+from typing import Any
 
+import netCDF4
 import numpy as np
 import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
+from hydroseq.cli.output import console_for, finish
 from hydroseq.config import IngestConfig, load_config
+from hydroseq.errors import ExitCode
+from hydroseq.fileio import manifest_path
 from hydroseq.ingest import IngestReport, ingest
 
 
 def ingest_command(args: argparse.Namespace) -> int:
     """Ingest ``--config`` into ``--out``; print the per-station table; exit status 0."""
     config = load_config(args.config, IngestConfig)
-    report = ingest(config, args.out, workers=args.workers, scheduler=args.scheduler, append=args.append)
-    print_report(report)
-    return 0
+    report = ingest(config, args.out, workers=args.workers, scheduler=args.scheduler, append=args.append,
+                    show_progress=not args.quiet)
+    print_report(report, console_for(args, width_off_terminal=130))
+    return finish(args, ingest_summary(report), ExitCode.OK)
+
+
+def ingest_summary(report: IngestReport) -> dict[str, Any]:
+    """The ``--json`` summary: the output and its checksums (the file's SHA-256 from the set's manifest;
+    the dataset's, over its values, as the training run records it), the stations ingested and those
+    dropped with the reason, the report files and the manifest."""
+    manifest = manifest_path(report.output)
+    files = {entry["name"]: entry["sha256"] for entry in json.loads(manifest.read_text())["files"]}
+    with netCDF4.Dataset(report.output) as written:
+        dataset_checksum = str(getattr(written, "dataset_checksum", ""))
+        steps = len(written.dimensions["time"])
+    return {"output": report.output, "sha256": files[report.output.name], "dataset_checksum": dataset_checksum,
+            "time_steps": steps, "stations": [str(station) for station in report.stations["station"]],
+            "dropped": report.dropped, "report_files": list(report.paths.values()), "manifest": manifest}
 
 
 def print_report(report: IngestReport, console: Console | None = None) -> None:

@@ -1,4 +1,4 @@
-"""``hydroseq stats``: run :func:`hydroseq.batching.stats.run_stats` and print its tables."""
+"""``hydroseq stats``: run :func:`hydroseq.batching.stats.run_stats`, print its tables and its summary."""
 
 from __future__ import annotations
 
@@ -8,14 +8,19 @@ from rich.console import Console
 from rich.table import Table
 
 from hydroseq.batching.stats import PERCENTILES, StatsReport, run_stats
+from hydroseq.cli.output import console_for, finish
 from hydroseq.config import TrainConfig, load_config
+from hydroseq.errors import ExitCode
 
 
 def stats_command(args: argparse.Namespace) -> int:
-    """Length and padding statistics of ``--config`` on ``--data``, histogram in ``--out``; exit status 0."""
+    """Length and padding statistics of ``--config`` on ``--data``, histogram in ``--out``; exit status 0.
+
+    The ``--json`` summary is the report's own mapping (what ``stats.json`` holds)."""
     config = load_config(args.config, TrainConfig)
-    print_stats(run_stats(config, data_path=args.data, out_dir=args.out), config)
-    return 0
+    report = run_stats(config, data_path=args.data, out_dir=args.out)
+    print_stats(report, config, console_for(args))
+    return finish(args, report.to_dict(), ExitCode.OK)
 
 
 def print_stats(report: StatsReport, config: TrainConfig, console: Console | None = None) -> None:

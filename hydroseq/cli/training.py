@@ -1,20 +1,26 @@
-"""``hydroseq train`` and ``hydroseq evaluate``: run the training API and print what it reports."""
+"""``hydroseq train`` and ``hydroseq evaluate``: run the training API, print what it reports and its summary."""
 
 from __future__ import annotations
 
 import argparse
+import logging
 import os
+from typing import Any
 
 import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
+from hydroseq.cli.output import console_for, finish
 from hydroseq.config import TrainConfig, load_config
+from hydroseq.errors import ExitCode
 from hydroseq.training import TrainResult, evaluate, train
 from hydroseq.training.distributed import LaunchOptions, launch
+from hydroseq.training.evaluate import Evaluation
 from hydroseq.training.report import SplitReport
 from hydroseq.training.tracking import ARTIFACT_ROOT_VARIABLE, where_to_look
 
+LOGGER = logging.getLogger(__name__)
 COLUMNS = [("epoch", "epoch", "{:.0f}"), ("train loss", "train_loss", "{:.4f}"), ("val loss", "val_loss", "{:.4f}"),
            ("val median NSE", "val_median_nse", "{:.3f}"), ("val median KGE", "val_median_kge", "{:.3f}"),
            ("valid steps/s", "valid_timesteps_per_s", "{:,.0f}"), ("padding", "padding_ratio", "{:.1%}"),
@@ -25,52 +31,83 @@ def train_command(args: argparse.Namespace) -> int:
     """Train ``--config`` (with ``--nproc`` DDP processes if more than one); exit status 0.
 
     ``--artifact-root`` is handed on as ``HYDROSEQ_ARTIFACT_ROOT``, so that it wins over the variable
-    and reaches every DDP process.
+    and reaches every DDP process; so are the global options, and rank 0 prints the summary.
     """
     config = load_config(args.config, TrainConfig)
     if args.artifact_root is not None:
         os.environ[ARTIFACT_ROOT_VARIABLE] = str(args.artifact_root.absolute())
     if args.nproc and args.nproc > 1:
-        launch(config, LaunchOptions(args.nproc, args.data, args.resume, args.tracking_uri))
-        return 0
+        launch(config, LaunchOptions(args.nproc, args.data, args.resume, args.tracking_uri, global_options(args)))
+        return ExitCode.OK
     patience = config.training.patience
+    out = console_for(args, min_width=120)
     result = train(config, data_path=args.data, resume=args.resume, tracking_uri=args.tracking_uri,
-                   on_epoch=print_epoch, on_member=lambda member: print_train_result(member, patience))
-    print_train_result(result, patience)
-    return 0
+                   show_progress=not args.quiet, on_epoch=lambda entry: print_epoch(entry, out),
+                   on_member=lambda member: print_train_result(member, patience, out))
+    print_train_result(result, patience, out)
+    if result.validation is None:  # a DDP rank other than 0: rank 0 reports
+        return ExitCode.OK
+    return finish(args, train_summary(result), ExitCode.OK)
 
 
 def evaluate_command(args: argparse.Namespace) -> int:
     """Score ``--run`` on ``--period``; print the scores over stations; exit status 0."""
-    evaluation = evaluate(args.run, period=args.period, tracking_uri=args.tracking_uri, data_path=args.data)
+    evaluation = evaluate(args.run, period=args.period, tracking_uri=args.tracking_uri, data_path=args.data,
+                          show_progress=not args.quiet)
     if not evaluation.trained_on_this_data:
-        print(f"warning: {evaluation.data_path} is not the dataset this run was trained on (checksum differs)")
-    print_split_report(evaluation.report, evaluation.period)
-    return 0
+        LOGGER.warning(f"hydroseq evaluate: warning: {evaluation.data_path} is not the dataset this run was trained on "
+                       "(checksum differs)")
+    print_split_report(evaluation.report, evaluation.period, console_for(args, min_width=120))
+    return finish(args, evaluate_summary(args.run, evaluation), ExitCode.OK)
 
 
-def print_epoch(entry: dict[str, float]) -> None:
+def global_options(args: argparse.Namespace) -> tuple[str, ...]:
+    """``-q``, ``-v``, ``--log-file``, ``--json`` as given, for the training processes of ``--nproc``."""
+    options = [flag for flag, given in (("--quiet", args.quiet), ("--verbose", args.verbose), ("--json", args.json))
+               if given]
+    return (*options, *(("--log-file", str(args.log_file.absolute())) if args.log_file else ()))
+
+
+def train_summary(result: TrainResult) -> dict[str, Any]:
+    """The ``--json`` summary: the run, its best epoch and validation median NSE (the ensemble's members),
+    the validation summary metrics of the best checkpoint, and where it all is."""
+    return {"run_id": result.run_id, "tracking_uri": result.tracking_uri, "output_dir": result.output_dir,
+            "best_epoch": result.best_epoch, "best_val_median_nse": result.best_val_median_nse,
+            "epochs_completed": result.epochs_completed, "stopped_early_after": result.stopped_early_after,
+            "members": result.members, "validation": result.validation.summary if result.validation else {}}
+
+
+def evaluate_summary(run_id: str, evaluation: Evaluation) -> dict[str, Any]:
+    """The ``--json`` summary: the period's summary metrics, the data scored and the files written."""
+    report = evaluation.report
+    return {"run_id": run_id, "period": evaluation.period, "data": evaluation.data_path,
+            "trained_on_this_data": evaluation.trained_on_this_data, "summary": report.summary,
+            "files": [report.csv_path, *report.plot_paths]}
+
+
+def print_epoch(entry: dict[str, float], console: Console) -> None:
     """One line per epoch: training loss, validation median NSE, throughput and time."""
-    print(f"epoch {entry['epoch']:.0f}: train loss {entry['train_loss']:.4f}, val median NSE "
-          f"{entry['val_median_nse']:.3f}, {entry['valid_timesteps_per_s']:,.0f} valid steps/s, "
-          f"{entry['epoch_seconds']:.0f} s", flush=True)
+    console.print(f"epoch {entry['epoch']:.0f}: train loss {entry['train_loss']:.4f}, val median NSE "
+                  f"{entry['val_median_nse']:.3f}, {entry['valid_timesteps_per_s']:,.0f} valid steps/s, "
+                  f"{entry['epoch_seconds']:.0f} s", markup=False, highlight=False)
+    console.file.flush()
 
 
-def print_train_result(result: TrainResult, patience: int | None) -> None:
+def print_train_result(result: TrainResult, patience: int | None, console: Console) -> None:
     """Early stopping, the best checkpoint's validation scores, then the run's (or the ensemble's) summary.
 
     Only the early stopping line on DDP ranks other than 0 (they hold no validation scores).
     """
     if result.stopped_early_after is not None:
-        print(f"early stopping after epoch {result.stopped_early_after}: no better validation median NSE "
-              f"for {patience} epochs")
+        console.print(f"early stopping after epoch {result.stopped_early_after}: no better validation median NSE "
+                      f"for {patience} epochs", markup=False, highlight=False)
     if result.validation is None:
         return
-    print_split_report(result.validation, "validation (best epoch)")
+    print_split_report(result.validation, "validation (best epoch)", console)
     if result.members:
-        print_ensemble_summary(result)
+        print_ensemble_summary(result, console)
     else:
-        print_training_summary(result)
+        print_training_summary(result, console)
 
 
 def print_training_summary(result: TrainResult, console: Console | None = None) -> None:

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic_core import ErrorDetails
 
 from hydroseq.errors import ConfigError
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
+LOGGER = logging.getLogger(__name__)
 
 
 class StrictModel(BaseModel):
@@ -20,14 +23,20 @@ class StrictModel(BaseModel):
 
 
 def format_validation_error(error: ValidationError, source: str) -> str:
-    """One line per problem: the dotted key, the value given and what was expected."""
-    lines = [f"{source}: invalid configuration"]
-    for problem in error.errors():
-        key = ".".join(str(part) for part in problem["loc"]) or "<root>"
-        value = problem.get("input")
-        shown = "missing" if problem["type"] == "missing" else f"got {value!r}"
-        lines.append(f"  {key}: {shown}; expected: {problem['msg']}")
-    return "\n".join(lines)
+    """The problems of a config: one line if there is one, else a heading and one line per problem,
+    each with the dotted key, the value given and what was expected."""
+    problems = [_format_problem(problem) for problem in error.errors()]
+    if len(problems) == 1:
+        return f"{source}: invalid configuration: {problems[0]}"
+    return "\n".join([f"{source}: invalid configuration", *(f"  {problem}" for problem in problems)])
+
+
+def _format_problem(problem: ErrorDetails) -> str:
+    key = ".".join(str(part) for part in problem["loc"]) or "<root>"
+    shown = "missing" if problem["type"] == "missing" else f"got {problem.get('input')!r}"
+    if problem["type"] == "value_error":  # a validator's own message says what is wrong
+        return f"{key}: {shown}: {problem.get('ctx', {}).get('error', problem['msg'])}"
+    return f"{key}: {shown}; expected: {problem['msg']}"
 
 
 def validate_config(data: dict[str, Any], model: type[ModelT], source: str = "<config>") -> ModelT:
@@ -55,6 +64,7 @@ def load_config(path: str | Path, model: type[ModelT]) -> ModelT:
         raise ConfigError(f"{path}: not valid YAML: {error}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping of keys at the top level, got {type(data).__name__}")
+    LOGGER.debug("%s: reading it as a %s", path.absolute(), model.__name__)
     return validate_config(data, model, source=str(path))
 
 

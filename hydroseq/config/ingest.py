@@ -15,6 +15,7 @@ import pandas as pd
 from pydantic import Field, PrivateAttr, field_validator, model_validator
 
 from hydroseq.config.base import StrictModel
+from hydroseq.config.dates import IsoDate, IsoDateTime
 from hydroseq.config.forecast_source import ForecastSourceConfig
 from hydroseq.config.variables import VariableSpec
 from hydroseq.grid import GridSpec, parse_step, parse_timezone
@@ -50,7 +51,7 @@ class SourceConfig(StrictModel):
     # Table layouts (csv, caravan_csv)
     time_column: str = "date"
     time_format: str | None = Field(None, description="strftime format of the time column")
-    time_start: dt.datetime | None = Field(None, description="csv without a time column: row i (0-based, "
+    time_start: IsoDateTime | None = Field(None, description="csv without a time column: row i (0-based, "
                                            "after any header) is stamped time_start + i x frequency, "
                                            "in the source's timezone")
     header: bool = Field(True, description="csv: false if the file has no header line; its columns are "
@@ -148,8 +149,8 @@ class GridConfig(StrictModel):
     frequency: str = "1D"
     timezone: str = "UTC"
     day_boundary: dt.time = dt.time(0, 0)
-    start: dt.date
-    end: dt.date
+    start: IsoDate
+    end: IsoDate
     _spec: GridSpec = PrivateAttr()
 
     @field_validator("frequency")

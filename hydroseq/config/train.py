@@ -5,7 +5,6 @@ One small model per stage; :class:`TrainConfig` composes them and is what a trai
 
 from __future__ import annotations
 
-import datetime as dt
 import itertools
 from pathlib import Path
 from typing import Literal
@@ -13,13 +12,14 @@ from typing import Literal
 from pydantic import Field, NonNegativeInt, PositiveInt, model_validator
 
 from hydroseq.config.base import StrictModel
+from hydroseq.config.dates import IsoDate
 
 
 class Period(StrictModel):
     """A closed interval of grid labels, ``start <= t <= end`` (dates are whole local days)."""
 
-    start: dt.date
-    end: dt.date
+    start: IsoDate
+    end: IsoDate
 
     @model_validator(mode="after")
     def _ordered(self) -> Period:

@@ -8,6 +8,9 @@ at or before it, so a forecast never uses a step that ends after its issue time.
 * ``2014-09-30`` (a date): the end of that local day of the grid, i.e. its last grid step; this is
   the same day rule as the train/validation/test periods.
 * ``START..END``: every grid label from START's to END's (a hindcast).
+
+Only these ISO 8601 forms are read (``hydroseq forecast --help`` says so): ``03/04/2014``
+could be 3 April or March 4 and is an error, as is any text pandas would guess at.
 """
 
 from __future__ import annotations
@@ -17,10 +20,13 @@ import re
 import numpy as np
 import pandas as pd
 
+from hydroseq.config.dates import day_month_order_problem
 from hydroseq.errors import ConfigError
 from hydroseq.grid import GridSpec
 
 DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+ISO_8601 = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}(?::\d{2}(?::\d{2}(?:\.\d+)?)?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?)?$")
+EXAMPLES = "examples: 2014-09-30, 2014-09-30T06:00Z, 2014-09-30T06:00+02:00, 2014-09-01..2014-09-30"
 
 
 def parse_instant(text: str, grid: GridSpec) -> pd.Timestamp:
@@ -29,16 +35,20 @@ def parse_instant(text: str, grid: GridSpec) -> pd.Timestamp:
     Raises
     ------
     ConfigError
-        If the text is not a date or timestamp.
+        If the text is not one of the ISO 8601 forms above (day/month forms named as such).
     """
     text = text.strip()
+    problem = day_month_order_problem(text)
+    if problem is not None:
+        raise ConfigError(f"--issue-time: {text!r} {problem}; write it as YYYY-MM-DD ({EXAMPLES})")
     try:
+        if not ISO_8601.match(text):
+            raise ValueError(text)
         stamp = pd.Timestamp(text)
         if pd.isna(stamp):
             raise ValueError(text)
     except ValueError:
-        raise ConfigError(f"--issue-time: {text!r} is not a date or timestamp "
-                          "(examples: 2014-09-30, 2014-09-30T06:00Z, 2014-09-01..2014-09-30)") from None
+        raise ConfigError(f"--issue-time: {text!r} is not an ISO 8601 date or timestamp ({EXAMPLES})") from None
     if DATE_ONLY.match(text):
         return grid.day_end(stamp.date())
     if stamp.tzinfo is None:

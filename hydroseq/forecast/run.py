@@ -160,7 +160,8 @@ def _predict(model: ExportedModel, scalers: Scalers, station_ids: tuple[str, ...
     issues_per_chunk = max(1, ROWS_PER_CHUNK // max(1, len(station_ids)))
     chunks = range(0, len(ends), issues_per_chunk)
     ids = np.asarray(station_ids, dtype=object)
-    for first in tqdm(chunks, desc="hindcast", unit="chunk", disable=not progress or len(chunks) < 2):
+    bar_wanted = progress and len(chunks) > 1  # then None: drawn on a terminal only, never into a log
+    for first in tqdm(chunks, desc="hindcast", unit="chunk", disable=None if bar_wanted else True):
         block = slice(first, first + issues_per_chunk)
         stations, issues = np.nonzero(lengths[:, block] >= needed)
         issues += first

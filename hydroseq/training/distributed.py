@@ -171,19 +171,21 @@ def teardown() -> None:
 class LaunchOptions:
     """How :func:`launch` starts the training processes: ``nproc`` of them, and what each trains.
 
-    ``data_path``, ``resume`` and ``tracking_uri`` are those of :func:`hydroseq.training.train`.
+    ``data_path``, ``resume`` and ``tracking_uri`` are those of :func:`hydroseq.training.train`;
+    ``cli_options`` are passed on to every process's ``hydroseq train`` (``--quiet``, ``--json``, ...).
     """
 
     nproc: int
     data_path: Path | None = None
     resume: bool = False
     tracking_uri: str | None = None
+    cli_options: tuple[str, ...] = ()
 
 
 def torchrun_arguments(config_file: Path, options: LaunchOptions) -> list[str]:
     """The ``torchrun`` command line (without the program name) that trains the config in ``config_file``."""
     command = ["--standalone", f"--nproc_per_node={options.nproc}", "-m", "hydroseq", "train",
-               "--config", str(config_file)]
+               *options.cli_options, "--config", str(config_file)]
     if options.data_path is not None:
         command += ["--data", str(options.data_path)]
     if options.resume:

@@ -11,6 +11,7 @@ from typing import NoReturn, TypeVar
 import numpy as np
 import pandas as pd
 
+from hydroseq.config.dates import day_month_order_problem
 from hydroseq.config.ingest import SourceConfig
 from hydroseq.errors import InputDataError
 
@@ -109,8 +110,12 @@ def parse_stamps(path: Path, text: pd.Series, time_format: str | None,
     Returns tz-naive wall-clock stamps and ``None`` when no stamp has an offset; otherwise the UTC
     instants and each stamp's offset in ns (offsets may differ from row to row, e.g. -05:00 and
     -04:00 across a DST change). Raises :class:`InputDataError` naming the first unparsable line,
-    or the first line whose stamp has an offset when an earlier one has none (or the reverse).
+    or the first line whose stamp has an offset when an earlier one has none (or the reverse), and
+    the first stamp when, without ``time_format``, it gives the day and the month before the year
+    (pandas would guess their order from it: ``03/04/2014``).
     """
+    if time_format is None:
+        _reject_unstated_day_month_order(path, text, lines)
     try:
         stamps = pd.to_datetime(text, format=time_format)
     except (ValueError, TypeError, OverflowError) as error:
@@ -127,6 +132,18 @@ def parse_stamps(path: Path, text: pd.Series, time_format: str | None,
     utc = index.tz_convert("UTC").tz_localize(None).as_unit("ns")
     offsets = (index.tz_localize(None).as_unit("ns") - utc).asi8.copy()
     return utc, offsets
+
+
+def _reject_unstated_day_month_order(path: Path, text: pd.Series, lines: np.ndarray) -> None:
+    present = text.notna().to_numpy()
+    if not present.any():
+        return
+    first = int(np.argmax(present))
+    problem = day_month_order_problem(str(text.iloc[first]))
+    if problem is not None:
+        raise InputDataError(path, f"timestamp {str(text.iloc[first]).strip()!r} {problem}: set the source's "
+                             "time_format (e.g. %d/%m/%Y for day first, %m/%d/%Y for month first)",
+                             f"line {int(lines[first])}")
 
 
 _OFFSET_SUFFIX = r"(Z|[+-]\d{2}:?\d{2})$"

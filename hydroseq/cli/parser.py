@@ -1,0 +1,176 @@
+"""The argument parser of the ``hydroseq`` command: its commands, options, examples and global options.
+
+The global options (``-q``, ``-v``, ``--log-file``, ``--json``) are accepted before the command and
+after it; they are read by :mod:`hydroseq.cli.output`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from pathlib import Path
+
+from hydroseq import __version__
+from hydroseq.errors import ExitCode
+
+Handler = Callable[[argparse.Namespace], int]
+
+TRACKING_URI_HELP = ("MLflow tracking URI (overrides MLFLOW_TRACKING_URI, which overrides the config's; default "
+                     "sqlite:///mlruns.db; relative store paths resolve under HYDROSEQ_HOME, default the working "
+                     "directory)")
+ISSUE_TIME_HELP = (
+    "issue time T, or START..END for a hindcast at every grid step between them. ISO 8601 only: a date "
+    "YYYY-MM-DD is that local day of the grid and means its last step; YYYY-MM-DDTHH:MM[:SS] with Z or a UTC "
+    "offset (+02:00) is that instant; without either it is wall-clock time in the grid's time zone (grid.timezone "
+    "of the ingest config, the data file's grid_timezone attribute). The forecast starts from the last grid label "
+    "at or before T. Day/month forms such as 03/04/2014 are rejected")
+EXIT_STATUSES = ", ".join(f"{code.value} {code.name.lower()}" for code in ExitCode)
+
+MAIN_EXAMPLES = f"""\
+examples:
+  hydroseq ingest --config configs/ingest_caravan_daily.yaml --out runs/demo/caravan_daily.nc
+  hydroseq train --config configs/train_demo_cpu.yaml --data runs/demo/caravan_daily.nc
+  hydroseq --json -q forecast --model runs/demo/model --data runs/demo/caravan_daily.nc --issue-time 2014-09-30
+  hydroseq config --template ingest > configs/my_ingest.yaml
+  hydroseq forecast --help
+
+exit status: {EXIT_STATUSES} (README "Exit status")"""
+
+EXAMPLES = {
+    "ingest": """\
+  hydroseq ingest --config configs/ingest_caravan_daily.yaml --out runs/demo/caravan_daily.nc
+  hydroseq ingest --config configs/ingest_camels_us.yaml --out runs/camels_us.nc --workers 4
+  hydroseq --log-file ingest.log ingest --config window.yaml --out data/ingested.nc --append""",
+    "stats": """\
+  hydroseq stats --config configs/train_caravan_per_step.yaml --data runs/demo/caravan_daily.nc
+  hydroseq --json stats --config configs/train_caravan_sequence.yaml --out runs/stats_sequence""",
+    "train": """\
+  hydroseq train --config configs/train_demo_cpu.yaml --data runs/demo/caravan_daily.nc
+  hydroseq train --config configs/train_caravan_forecast.yaml --nproc 2 --tracking-uri http://mlflow:5000
+  hydroseq train --config configs/train_demo_cpu.yaml --resume
+  hydroseq --json -q train --config configs/train_demo_cpu.yaml    # run id, best epoch, validation NSE""",
+    "evaluate": """\
+  hydroseq evaluate --run 3f2a9c... --period test
+  hydroseq evaluate --run 3f2a9c... --period validation --data runs/demo/caravan_daily.nc
+  hydroseq --json evaluate --run 3f2a9c...    # the summary metrics""",
+    "export": """\
+  hydroseq export --run 3f2a9c... --seq-len 90 --out runs/demo/model
+  hydroseq export --run runs/demo/train/best.pt --seq-len 90 --out runs/demo/model""",
+    "forecast": """\
+  hydroseq forecast --model runs/demo/model --data runs/demo/caravan_daily.nc --issue-time 2014-09-30
+  hydroseq forecast --model runs/demo/model --data runs/demo/caravan_daily.nc --issue-time 2014-09-30T06:00Z
+  hydroseq forecast --model runs/demo/model --data runs/demo/caravan_daily.nc \\
+      --issue-time 2013-10-01..2014-09-30 --out runs/demo/forecast/hindcast_wy2014.nc
+  # a scheduler's run: exit 5 if more than 20 % of the stations are not forecast, JSON summary on stdout
+  hydroseq --json -q --log-file forecast.log forecast --model runs/model --data data/ingested.nc \\
+      --issue-time 2014-09-30 --max-skipped-share 0.2""",
+    "config": """\
+  hydroseq config --template train > configs/my_train.yaml
+  hydroseq config --template ingest > configs/my_ingest.yaml
+  hydroseq config --schema train > train.schema.json""",
+}
+
+
+def build_parser(command: Callable[[str, str], Handler]) -> argparse.ArgumentParser:
+    """The argument parser; ``command(module, function)`` makes the handler each command sets as ``handler``."""
+    parser = argparse.ArgumentParser(
+        prog="hydroseq", description="Streamflow forecasting: ingest -> train -> evaluate -> export -> forecast.",
+        epilog=MAIN_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"hydroseq {__version__}")
+    _global_options(parser, after_command=False)
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def add(name: str, help: str, module: str, function: str) -> argparse.ArgumentParser:
+        sub = commands.add_parser(name, help=help, description=help, epilog=f"examples:\n{EXAMPLES[name]}",
+                                  formatter_class=argparse.RawDescriptionHelpFormatter)
+        sub.set_defaults(handler=command(module, function))
+        _global_options(sub, after_command=True)
+        return sub
+
+    ingest = add("ingest", "resample raw sources onto one leakage-free time grid", "ingest", "ingest_command")
+    ingest.add_argument("--config", required=True, type=Path, help="ingest config (YAML)")
+    ingest.add_argument("--out", required=True, type=Path, help="output NetCDF file")
+    ingest.add_argument("--workers", type=int, default=None, help="start a local dask cluster with N workers")
+    ingest.add_argument("--scheduler", default=None, help="address of an existing dask scheduler")
+    ingest.add_argument("--append", action="store_true", help="append newer steps to an existing output")
+
+    stats = add("stats", "sequence-length distribution and padding per batching strategy", "stats", "stats_command")
+    stats.add_argument("--config", required=True, type=Path, help="train config (YAML)")
+    stats.add_argument("--data", type=Path, default=None, help="ingested NetCDF (overrides the config)")
+    stats.add_argument("--out", type=Path, default=Path("runs/stats"), help="folder for the histogram PNG")
+
+    train = add("train", "train a packed LSTM, tracked in MLflow", "training", "train_command")
+    train.add_argument("--config", required=True, type=Path, help="train config (YAML)")
+    train.add_argument("--data", type=Path, default=None, help="ingested NetCDF (overrides the config)")
+    train.add_argument("--resume", action="store_true", help="continue from the last checkpoint")
+    train.add_argument("--nproc", type=int, default=None, help="train with N local DDP processes")
+    train.add_argument("--tracking-uri", default=None, help=TRACKING_URI_HELP)
+    train.add_argument("--artifact-root", type=Path, default=None,
+                       help="artifact folder of a new experiment in a local store (overrides HYDROSEQ_ARTIFACT_ROOT, "
+                            "which overrides tracking.artifact_root)")
+
+    evaluate = add("evaluate", "score a trained run against baselines", "training", "evaluate_command")
+    evaluate.add_argument("--run", required=True, help="MLflow run id")
+    evaluate.add_argument("--period", default="test", choices=["train", "validation", "test"])
+    evaluate.add_argument("--data", type=Path, default=None, help="ingested NetCDF (default: the run's)")
+    evaluate.add_argument("--tracking-uri", default=None, help=TRACKING_URI_HELP)
+
+    export = add("export", "write a self-contained fixed-length model directory", "export", "export_command")
+    export.add_argument("--run", required=True, help="MLflow run id or checkpoint file")
+    export.add_argument("--seq-len", required=True, type=int, help="fixed input length N")
+    export.add_argument("--out", required=True, type=Path, help="output model directory")
+    export.add_argument("--tracking-uri", default=None, help=TRACKING_URI_HELP)
+
+    forecast = add("forecast", "forecast every station from an exported model", "forecast", "forecast_command")
+    forecast.add_argument("--model", required=True, type=Path, help="exported model directory")
+    forecast.add_argument("--data", required=True, type=Path, help="ingested NetCDF")
+    forecast.add_argument("--issue-time", required=True, metavar="T[..T2]", help=ISSUE_TIME_HELP)
+    forecast.add_argument("--out", type=Path, default=None, help="output NetCDF (CSV written beside it)")
+    forecast.add_argument("--missing-forecast-input", choices=("fallback", "fail"), default="fallback",
+                          help="models with weather-forecast inputs, a station with no product valid at the issue "
+                               "time: forecast it without one (default) or fail the run")
+    forecast.add_argument("--thresholds", type=Path, default=None,
+                          help="models with a predictive distribution: CSV of flood thresholds (station,level,"
+                               "discharge in the target's units); default: 2- and 5-year flows and the 95th and "
+                               "99th percentiles of the model's training period")
+    forecast.add_argument("--max-skipped-share", type=_share, default=1.0, metavar="SHARE",
+                          help="exit 5 (partial result) when more than this share (0 to 1) of the stations could "
+                               "not be forecast; what was forecast is written all the same (default 1: never)")
+
+    config = add("config", "print the JSON schema of a config, or a commented starting YAML", "config",
+                 "config_command")
+    shown = config.add_mutually_exclusive_group(required=True)
+    shown.add_argument("--schema", choices=("train", "ingest"), help="the JSON schema of the train or ingest config")
+    shown.add_argument("--template", choices=("train", "ingest"),
+                       help="a starting YAML with every key, its default and its description as a comment")
+    return parser
+
+
+def _global_options(parser: argparse.ArgumentParser, after_command: bool) -> None:
+    """``-q``, ``-v``, ``--log-file``, ``--json``. After the command their defaults are SUPPRESS, so
+    that one given before the command is not reset by the command's parser."""
+    def default(value: object) -> object:
+        return argparse.SUPPRESS if after_command else value
+
+    group = parser.add_argument_group("output and logging (before or after the command)")
+    group.add_argument("-q", "--quiet", action="store_true", default=default(False),
+                       help="print nothing but errors: no tables, progress bars or warnings")
+    group.add_argument("-v", "--verbose", action="store_true", default=default(False),
+                       help="also print debug lines (on stderr, and into --log-file)")
+    group.add_argument("--log-file", type=Path, default=default(None), metavar="PATH",
+                       help="append plain log lines to PATH: UTC timestamp, level, message, the result's summary; "
+                            "no colours or progress bars; INFO and above, DEBUG with -v")
+    group.add_argument("--json", action="store_true", default=default(False),
+                       help="print the result as one JSON object on stdout (exit code included); "
+                            "the tables go to stderr")
+
+
+def _share(text: str) -> float:
+    """A share from 0 to 1 (an argparse ``type``: a bad value is a usage error)."""
+    try:
+        share = float(text)
+    except ValueError:
+        share = float("nan")
+    if not 0.0 <= share <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a share from 0 to 1, got {text!r}")
+    return share
