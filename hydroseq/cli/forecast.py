@@ -68,6 +68,12 @@ def forecast_summary(run: ForecastRun) -> dict[str, Any]:
         "manifest": published.manifest if published else None}
     if published is not None and published.scores is not None:
         summary["hindcast"] = [dataclasses.asdict(row) for row in published.scores.summary()]
+    if result.exceedance is not None and result.thresholds is not None and len(result.issue_times) == 1:
+        thresholds = result.thresholds.for_stations(result.stations)
+        summary["exceedance_probability"] = {  # station -> threshold level -> probability per lead
+            station: {level: [None if not np.isfinite(p) else round(float(p), 4) for p in result.exceedance[0, s, :, k]]
+                      for k, level in enumerate(thresholds.levels)}
+            for s, station in enumerate(result.stations) if np.isfinite(result.values[0, s]).any()}
     return summary
 
 

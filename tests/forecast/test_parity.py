@@ -17,6 +17,7 @@ import pytest
 import torch
 import xarray as xr
 
+from hydroseq.cli.forecast import forecast_summary
 from hydroseq.config import TrainConfig
 from hydroseq.dataset import (
     FeatureLayout,
@@ -196,6 +197,9 @@ def test_quantile_ensemble_parity_and_forecast_files(trained, short_histories: P
 
     run = run_forecast(tmp_path / "model", short_histories, "2014-05-31", out=tmp_path / "fc.nc")
     assert run.result.quantile_levels == tuple(levels)
+    probabilities = forecast_summary(run)["exceedance_probability"]  # the --json summary
+    assert set(probabilities["01022500"]) == {"2-year", "5-year", "q95", "q99"}
+    assert len(probabilities["01022500"]["q95"]) == 3
     with xr.open_dataset(tmp_path / "fc.nc") as forecast:
         quantiles = forecast["streamflow_quantile"].transpose("station", "lead", "quantile").values
         median = forecast["streamflow"].transpose("station", "lead").values
