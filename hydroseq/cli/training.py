@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from hydroseq.config import TrainConfig, load_config
+from hydroseq.forecast.pyfunc_logging import log_forecast_model
 from hydroseq.training import TrainResult, evaluate, train
 from hydroseq.training.distributed import LaunchOptions, launch
 from hydroseq.training.report import SplitReport
@@ -34,7 +35,8 @@ def train_command(args: argparse.Namespace) -> int:
         return 0
     patience = config.training.patience
     result = train(config, data_path=args.data, resume=args.resume, tracking_uri=args.tracking_uri,
-                   on_epoch=print_epoch, on_member=lambda member: print_train_result(member, patience))
+                   on_epoch=print_epoch, on_member=lambda member: print_train_result(member, patience),
+                   log_model=log_forecast_model)
     print_train_result(result, patience)
     return 0
 
