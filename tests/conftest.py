@@ -3,7 +3,8 @@
 The export and forecast tests share a real chain, made once per test run (shared by the
 pytest-xdist workers): the bundled Caravan data ingested for 2011-2014 with the project's own
 config, a per-step LSTM (hidden 8, 1 epoch, 3 training basins) trained and tracked in a real
-MLflow SQLite store, and that run exported with ``hydroseq.export.export_model``.
+MLflow SQLite store (with its pyfunc model logged and registered, as ``hydroseq train`` does), and
+that run exported with ``hydroseq.export.export_model``.
 """
 
 from __future__ import annotations
@@ -110,11 +111,12 @@ def chain(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 def _build_chain(folder: Path) -> dict[str, str]:
     from hydroseq.export import export_model
+    from hydroseq.forecast.pyfunc_logging import log_forecast_model
     from hydroseq.training import train
 
     data = ingest_caravan(folder / "caravan_daily.nc", dt.date(2011, 1, 1), dt.date(2014, 12, 31))
     config = train_config(data, folder)
-    result = train(config)
+    result = train(config, log_model=log_forecast_model)
     export_model(result.run_id, seq_len=SEQ_LEN, out_dir=folder / "model", tracking_uri=result.tracking_uri)
     return {"data": str(data), "run_id": result.run_id, "tracking_uri": result.tracking_uri,
             "output_dir": str(result.output_dir), "config": config.model_dump_json(), "model": str(folder / "model")}

@@ -14,6 +14,7 @@ from rich.table import Table
 from hydroseq.cli.output import console_for, finish
 from hydroseq.config import TrainConfig, load_config
 from hydroseq.errors import ExitCode
+from hydroseq.forecast.pyfunc_logging import log_forecast_model
 from hydroseq.training import TrainResult, evaluate, train
 from hydroseq.training.distributed import LaunchOptions, launch
 from hydroseq.training.evaluate import Evaluation
@@ -43,7 +44,8 @@ def train_command(args: argparse.Namespace) -> int:
     out = console_for(args, min_width=120)
     result = train(config, data_path=args.data, resume=args.resume, tracking_uri=args.tracking_uri,
                    show_progress=not args.quiet, on_epoch=lambda entry: print_epoch(entry, out),
-                   on_member=lambda member: print_train_result(member, patience, out))
+                   on_member=lambda member: print_train_result(member, patience, out),
+                   log_model=log_forecast_model)
     print_train_result(result, patience, out)
     if result.validation is None:  # a DDP rank other than 0: rank 0 reports
         return ExitCode.OK

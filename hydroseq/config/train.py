@@ -269,6 +269,9 @@ class TrackingConfig(StrictModel):
     run_name: str | None = None
     store_lock_retries: int = Field(5, ge=0, description="tries after the first while the store is locked")
     store_lock_backoff_s: float = Field(1.0, gt=0, description="wait before the first retry; doubles each time")
+    register_model: bool = Field(True, description="register the model of every finished run as a new version in "
+                                                   "the MLflow model registry")
+    registered_model_name: str | None = Field(None, description="its name in the registry (default: the experiment)")
 
 
 class TrainConfig(StrictModel):

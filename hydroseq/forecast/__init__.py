@@ -1,6 +1,9 @@
 """Stage ``forecast``: batch forecasts (and hindcasts) for every station from an exported model.
 
-Needs numpy, xarray, netCDF4 and onnxruntime; it never imports torch or the training code.
+Needs numpy, xarray, netCDF4 and onnxruntime; it never imports torch or the training code, except
+:mod:`hydroseq.forecast.pyfunc_logging`, which ``hydroseq train`` calls to export and log a run's
+forecaster as the MLflow pyfunc model of :mod:`hydroseq.forecast.pyfunc_model` (which needs mlflow,
+not torch). Neither is imported by this package.
 
 :func:`run_forecast` is what ``hydroseq forecast`` calls. The steps it takes to build the network
 inputs are public too, for callers that want those inputs without a whole forecast (the forecast

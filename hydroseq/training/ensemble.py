@@ -23,7 +23,7 @@ from hydroseq.training import checkpoint as ckpt
 from hydroseq.training import tracking
 from hydroseq.training.data import load_training_data
 from hydroseq.training.finish import finish_run, start_run
-from hydroseq.training.result import MemberCallback, TrainResult
+from hydroseq.training.result import MemberCallback, ModelLogger, TrainResult
 from hydroseq.training.runtime import resolve_device
 
 ENSEMBLE_RECORD = "ensemble.json"
@@ -41,12 +41,13 @@ def member_config(config: TrainConfig, member: int) -> TrainConfig:
 
 def train_ensemble(config: TrainConfig, data_path: str | Path | None, resume: bool, tracking_uri: str | None,
                    train_member: Callable[..., TrainResult], on_member: MemberCallback | None = None,
-                   show_progress: bool = True) -> TrainResult:
+                   show_progress: bool = True, log_model: ModelLogger | None = None) -> TrainResult:
     """Train every member, then log the ensemble to the parent run; returns the parent run's result.
 
     ``train_member(config, data_path, resume, tracking_uri, parent_run_id=...)`` trains one member
     (:func:`hydroseq.training.train`; passed in so that this module does not import the loop) and
-    ``on_member`` gets its result. The result's best epoch and NSE are those of the best member;
+    ``on_member`` gets its result; ``log_model`` logs the ensemble's model to the parent run (the members
+    log none). The result's best epoch and NSE are those of the best member;
     its epochs and history those of the members trained by this call (resume skips finished ones).
     """
     out_dir = Path(config.training.output_dir)
@@ -81,7 +82,8 @@ def train_ensemble(config: TrainConfig, data_path: str | Path | None, resume: bo
         mlflow.set_tags({"ensemble_members": json.dumps(combined.member_run_ids)})
         for member_key, info in finished.items():
             mlflow.log_metric("member_best_val_median_nse", info["best_val_median_nse"], step=int(member_key))
-        validation = finish_run(config, data, out_dir, resolve_device(config.training.device), show_progress)
+        validation = finish_run(config, data, out_dir, resolve_device(config.training.device), show_progress,
+                                log_model)
     best = max(finished.values(), key=lambda info: info["best_val_median_nse"])
     return TrainResult(parent, uri, out_dir, int(best["best_epoch"]), float(best["best_val_median_nse"]),
                        sum(result.epochs_completed for result in results),

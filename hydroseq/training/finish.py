@@ -5,28 +5,22 @@ from __future__ import annotations
 from pathlib import Path
 
 import mlflow
-import numpy as np
 import torch
-from mlflow.entities import LoggedModelStatus, Param
+from mlflow.entities import LoggedModel, LoggedModelStatus, Param
 from mlflow.tracking import MlflowClient
 
 import hydroseq
-from hydroseq.config import TrainConfig, dump_config
+from hydroseq.config import TrackingConfig, TrainConfig, dump_config
 from hydroseq.fileio import write_text_atomic
-from hydroseq.model import TrainedModel
 from hydroseq.training import checkpoint as ckpt
 from hydroseq.training import store, tracking
 from hydroseq.training.calibration import fit_quantile_scale
 from hydroseq.training.data import TrainingData
 from hydroseq.training.predict import eval_batch_size, predict_split
 from hydroseq.training.report import SplitReport, report_split
+from hydroseq.training.result import ModelLogger
 
 MODEL_ARTIFACT = "model"
-
-
-def model_pip_requirements() -> list[str]:
-    """Pinned requirements of the logged model (the CPU torch wheel of this release, not a CUDA one)."""
-    return [f"torch=={torch.__version__.split('+')[0]}", f"numpy=={np.__version__}"]
 
 
 def start_run(config: TrainConfig, data: TrainingData, tracking_uri: str, out_dir: Path,
@@ -34,19 +28,23 @@ def start_run(config: TrainConfig, data: TrainingData, tracking_uri: str, out_di
     """Create the MLflow run (or reuse ``run_id`` when resuming) and log what is known before training.
 
     A new run gets: the resolved config as params (dotted keys), tags ``git_commit``,
-    ``dataset_checksum``, ``data_path``, ``mode`` (and ``forecast_inputs``, with
+    ``mlflow.source.git.commit``, ``dataset_checksum``, ``data_path``, ``mode`` (and ``forecast_inputs``, with
     ``forecast_inputs_upper_bound`` when any is ``perfect``), and artifacts ``config.yaml``, ``scalers.json``,
     ``ingest_report.yaml`` and, when the ingest wrote them beside the dataset, its
-    ``<name>.report.*`` / ``<name>.records.png`` files under ``ingest/``. With ``parent_run_id``
+    ``<name>.report.*`` / ``<name>.records.png`` files under ``ingest/``, and the dataset as its input
+    (:func:`hydroseq.training.tracking.dataset_input`). With ``parent_run_id``
     the run is that run's child (MLflow's ``mlflow.parentRunId`` tag: an ensemble member).
     """
     experiment_id = tracking.ensure_experiment(config.tracking, tracking_uri)
     if run_id is not None:
         return run_id
     client = MlflowClient(tracking_uri)
-    tags = {"git_commit": tracking.git_commit(), "dataset_checksum": data.station_data.checksum,
+    commit = tracking.git_commit()
+    tags = {"git_commit": commit, "dataset_checksum": data.station_data.checksum,
             "data_path": str(data.path.resolve()), "mode": config.data.mode,
             "hydroseq_version": hydroseq.__version__}
+    if commit != "unknown":
+        tags[tracking.GIT_COMMIT_TAG] = commit.removesuffix("-dirty")
     if config.data.forecast_inputs:
         tags["forecast_inputs"] = ", ".join(f"{item.variable} ({item.source})" for item in config.data.forecast_inputs)
     if any(item.source == "perfect" for item in config.data.forecast_inputs):
@@ -56,6 +54,8 @@ def start_run(config: TrainConfig, data: TrainingData, tracking_uri: str, out_di
         tags["mlflow.parentRunId"] = parent_run_id
     run_id = store.retry_locked(tracking_uri, config.tracking, lambda: client.create_run(
         experiment_id, run_name=config.tracking.run_name, tags=tags).info.run_id)
+    store.retry_locked(tracking_uri, config.tracking, lambda: client.log_inputs(
+        run_id, datasets=[tracking.dataset_input(data.path, data.station_data)]))
     params = tracking.flatten_params(config.model_dump(mode="json"))
     params["data.resolved_path"] = str(data.path.resolve())
     store.retry_locked(tracking_uri, config.tracking, lambda: client.log_batch(
@@ -71,13 +71,15 @@ def start_run(config: TrainConfig, data: TrainingData, tracking_uri: str, out_di
 
 
 def finish_run(config: TrainConfig, data: TrainingData, out_dir: Path, device: torch.device,
-               show_progress: bool = True) -> SplitReport:
+               show_progress: bool = True, log_model: ModelLogger | None = None) -> SplitReport:
     """Inside the active run: score the best checkpoint on the validation split, log it and the model.
 
-    Returns the validation scores of the best checkpoint.
+    Returns the validation scores of the best checkpoint. The model named ``model`` is logged by
+    ``log_model`` (none without it) and registered (:func:`register_model`) unless
+    ``tracking.register_model`` is false.
 
     Run again after a kill (``--resume`` of a run whose epochs were all committed) it logs no metric
-    twice and no second model.
+    twice, no second model and no second model version.
     """
     best_path = out_dir / "best.pt" if (out_dir / "best.pt").exists() else out_dir / "last.pt"
     checkpoint = ckpt.Checkpoint.load(best_path)
@@ -97,8 +99,11 @@ def finish_run(config: TrainConfig, data: TrainingData, out_dir: Path, device: t
     mlflow.log_artifact(str(report.csv_path))
     for plot in report.plot_paths:
         mlflow.log_artifact(str(plot), "hydrographs_validation")
-    if not keep_complete_model(run.run_id, run.experiment_id):
-        log_model(model.cpu())
+    if log_model is not None:
+        if not keep_complete_model(run.run_id, run.experiment_id):
+            log_model(MODEL_ARTIFACT, checkpoint, data.station_data)
+        if config.tracking.register_model:
+            register_model(run.run_id, run.experiment_id, config.tracking)
     return report
 
 
@@ -113,24 +118,34 @@ def calibrate(checkpoint: ckpt.Checkpoint, data: TrainingData, config: TrainConf
     return checkpoint
 
 
+def _logged_models(run_id: str, experiment_id: str) -> list[LoggedModel]:
+    """The run's logged models named ``model``, complete or not."""
+    return [model for model in MlflowClient().search_logged_models(
+        [experiment_id], filter_string=f"source_run_id = '{run_id}'") if model.name == MODEL_ARTIFACT]
+
+
 def keep_complete_model(run_id: str, experiment_id: str) -> bool:
     """True when the run already holds a complete logged ``model``; else deletes any incomplete one
-    (a kill in the middle of :func:`log_model`) and returns False."""
-    client = MlflowClient()
-    models = [model for model in client.search_logged_models(
-        [experiment_id], filter_string=f"source_run_id = '{run_id}'") if model.name == MODEL_ARTIFACT]
+    (a kill in the middle of logging it) and returns False."""
+    models = _logged_models(run_id, experiment_id)
     if any(model.status == LoggedModelStatus.READY for model in models):
         return True
     for model in models:
-        client.delete_logged_model(model.model_id)
+        MlflowClient().delete_logged_model(model.model_id)
     return False
 
 
-def log_model(model: TrainedModel) -> None:
-    """Log the model with ``mlflow.pytorch`` as a pickle plus the hydroseq code it needs.
+def register_model(run_id: str, experiment_id: str, config: TrackingConfig) -> None:
+    """Register the run's complete logged ``model`` as a new version of ``config.registered_model_name``
+    (default: the experiment's name), unless that name already holds a version from this run."""
+    name = config.registered_model_name or config.experiment
+    client = MlflowClient()
 
-    ``model`` is what :meth:`Checkpoint.build_model` gives (the padded path), moved to the CPU.
-    """
-    mlflow.pytorch.log_model(model.eval(), name=MODEL_ARTIFACT, serialization_format="pickle",
-                             pip_requirements=model_pip_requirements(),
-                             code_paths=[str(Path(hydroseq.__file__).parent)])
+    def register() -> None:
+        if any(version.name == name for version in client.search_model_versions(f"run_id = '{run_id}'")):
+            return
+        (model,) = [model for model in _logged_models(run_id, experiment_id)
+                    if model.status == LoggedModelStatus.READY]
+        mlflow.register_model(f"models:/{model.model_id}", name)
+
+    store.retry_locked(mlflow.get_tracking_uri(), config, register)

@@ -30,14 +30,15 @@ from hydroseq.training.data import TrainingData, load_training_data
 from hydroseq.training.ensemble import train_ensemble
 from hydroseq.training.finish import finish_run, start_run
 from hydroseq.training.predict import eval_batch_size, predict_split
-from hydroseq.training.result import EpochCallback, MemberCallback, TrainResult
+from hydroseq.training.result import EpochCallback, MemberCallback, ModelLogger, TrainResult
 from hydroseq.training.runtime import EarlyStopping, lr_factor, peak_memory_mb, resolve_lstm_path, set_threads
 from hydroseq.training.scoring import scaled_mse, score_stations, summarise
 
 
 def train(config: TrainConfig, data_path: str | Path | None = None, resume: bool = False,
           tracking_uri: str | None = None, parent_run_id: str | None = None, *, show_progress: bool = True,
-          on_epoch: EpochCallback | None = None, on_member: MemberCallback | None = None) -> TrainResult:
+          on_epoch: EpochCallback | None = None, on_member: MemberCallback | None = None,
+          log_model: ModelLogger | None = None) -> TrainResult:
     """Train the configured LSTM, tracked in MLflow; returns the run, the history and the final scores.
 
     ``resume`` continues from ``<output_dir>/last.pt`` (same MLflow run, same scalers, generator
@@ -49,11 +50,15 @@ def train(config: TrainConfig, data_path: str | Path | None = None, resume: bool
     ``parent_run_id`` (see :mod:`hydroseq.training.ensemble`); the result is the parent run's.
     Nothing is printed: ``on_epoch`` gets each epoch's history entry once it is validated,
     ``on_member`` each ensemble member's result; ``show_progress`` draws progress bars on a terminal.
+    ``log_model`` logs the finished run's model (an ensemble's to the parent run only), which is then
+    registered (:func:`hydroseq.training.finish.finish_run`); ``hydroseq train`` passes the pyfunc
+    forecaster's, :func:`hydroseq.forecast.pyfunc_logging.log_forecast_model`. Without it the run
+    logs no model (its checkpoints are still artifacts).
     """
     cfg = config.training
     if cfg.ensemble > 1:
         member = functools.partial(train, show_progress=show_progress, on_epoch=on_epoch)
-        return train_ensemble(config, data_path, resume, tracking_uri, member, on_member, show_progress)
+        return train_ensemble(config, data_path, resume, tracking_uri, member, on_member, show_progress, log_model)
     set_threads(cfg)
     ddp = distributed.setup(cfg)  # under torchrun: process group, this rank's device and share of the cores
     device = ddp.device
@@ -113,7 +118,7 @@ def train(config: TrainConfig, data_path: str | Path | None = None, resume: bool
                 break
         del trained  # DDP's reducer holds the process group: drop it before the group goes
         ddp.finish()  # the last collective; what follows is rank 0's alone
-        validation = finish_run(config, data, out_dir, device, show_progress) if ddp.is_main else None
+        validation = finish_run(config, data, out_dir, device, show_progress, log_model) if ddp.is_main else None
     return TrainResult(run_id, uri, out_dir, stopper.best_epoch, stopper.best_nse,
                        int(history[-1]["epoch"]) + 1 if history else 0, history, stopped_early_after, validation)
 

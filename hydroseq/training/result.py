@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hydroseq.dataset import StationData
+from hydroseq.training.checkpoint import Checkpoint
 from hydroseq.training.report import SplitReport
 
 
@@ -46,3 +48,7 @@ EpochCallback = Callable[[dict[str, float]], None]
 
 MemberCallback = Callable[[TrainResult], None]
 """Called after each ensemble member has been trained, with that member's result."""
+
+ModelLogger = Callable[[str, Checkpoint, StationData], None]
+"""Logs the model of the best checkpoint, under the name given, to the active MLflow run, from the data it was
+trained on (``hydroseq train`` passes :func:`hydroseq.forecast.pyfunc_logging.log_forecast_model`)."""

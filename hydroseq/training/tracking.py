@@ -11,6 +11,7 @@ the variable) > ``HYDROSEQ_ARTIFACT_ROOT`` > ``tracking.artifact_root``.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import subprocess
 import tempfile
@@ -21,9 +22,12 @@ from typing import Any
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")  # no internet here; telemetry would try it
 
 import mlflow  # noqa: E402  (after the telemetry switch)
+from mlflow.entities import Dataset, DatasetInput, InputTag  # noqa: E402
 from mlflow.exceptions import MlflowException  # noqa: E402
+from mlflow.utils.mlflow_tags import MLFLOW_DATASET_CONTEXT, MLFLOW_GIT_COMMIT  # noqa: E402
 
 from hydroseq.config import TrackingConfig  # noqa: E402
+from hydroseq.dataset import StationData  # noqa: E402
 from hydroseq.errors import ConfigError  # noqa: E402
 from hydroseq.training import store  # noqa: E402
 from hydroseq.training.checkpoint import Checkpoint  # noqa: E402
@@ -32,6 +36,8 @@ MAX_PARAM_LENGTH = 6000  # MLflow's limit on a param value
 BEST_CHECKPOINT_ARTIFACT = "checkpoints"  # artifact folder holding a run's best checkpoint
 HOME_VARIABLE = "HYDROSEQ_HOME"  # the data directory of the default store and artifacts
 ARTIFACT_ROOT_VARIABLE = "HYDROSEQ_ARTIFACT_ROOT"
+GIT_COMMIT_TAG = MLFLOW_GIT_COMMIT  # mlflow.source.git.commit: the commit MLflow's UI shows and links
+MAX_DIGEST_LENGTH = 36  # MLflow's limit on a dataset digest
 
 
 def data_home() -> Path | None:
@@ -117,6 +123,17 @@ def git_commit(repo: str | Path | None = None) -> str:
     except (OSError, subprocess.SubprocessError):
         return "unknown"
     return f"{commit}-dirty" if dirty else commit
+
+
+def dataset_input(path: Path, station_data: StationData) -> DatasetInput:
+    """The ingested file as a run's training input: a dataset of source type ``local`` (its absolute path)
+    whose digest is the start of its ``dataset_checksum`` and whose profile holds the whole checksum,
+    the stations and the grid steps."""
+    checksum = station_data.checksum
+    profile = {"dataset_checksum": checksum, "stations": station_data.n_stations, "time_steps": station_data.n_times}
+    dataset = Dataset(name=path.name, digest=checksum[:MAX_DIGEST_LENGTH], source_type="local",
+                      source=json.dumps({"uri": str(path.resolve())}), profile=json.dumps(profile))
+    return DatasetInput(dataset, tags=[InputTag(MLFLOW_DATASET_CONTEXT, "training")])
 
 
 def where_to_look(tracking_uri: str) -> str:

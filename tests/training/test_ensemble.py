@@ -11,6 +11,7 @@ from mlflow.tracking import MlflowClient
 
 from hydroseq.config import DataConfig
 from hydroseq.export import ExportedModel, export_model
+from hydroseq.forecast.pyfunc_logging import log_forecast_model
 from hydroseq.model import EnsembleModel
 from hydroseq.training import evaluate, train
 from hydroseq.training.checkpoint import Checkpoint
@@ -28,11 +29,15 @@ def _forecast_ensemble_config(tmp: Path, small_nc: Path, make_config, members: i
 def test_an_ensemble_is_a_parent_run_whose_model_is_the_member_mean(tmp_path: Path, small_nc: Path,
                                                                     make_config) -> None:
     config = _forecast_ensemble_config(tmp_path, small_nc, make_config, members=2)
-    result = train(config)
+    config.tracking.register_model = False
+    result = train(config, log_model=log_forecast_model)
     client = MlflowClient(config.tracking.tracking_uri)
     parent = client.get_run(result.run_id)
     members = json.loads(parent.data.tags["ensemble_members"])
     assert len(members) == 2 and len(set(members)) == 2
+    logged = client.search_logged_models([parent.info.experiment_id])
+    assert [(model.name, model.source_run_id) for model in logged] == [("model", result.run_id)]  # the parent's
+    assert client.search_model_versions() == []  # tracking.register_model: false
     for member_id in members:
         member = client.get_run(member_id)
         assert member.data.tags["mlflow.parentRunId"] == result.run_id

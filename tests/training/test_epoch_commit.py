@@ -102,6 +102,7 @@ def test_kill_at_any_commit_write_then_resume_ends_like_an_uninterrupted_run(
     (run,) = client.search_runs([experiment])
     models = client.search_logged_models([experiment], filter_string=f"source_run_id = '{run.info.run_id}'")
     assert [model.name for model in models] == ["model"]
+    assert [version.name for version in client.search_model_versions(f"run_id = '{run.info.run_id}'")] == ["tests"]
     assert [a.path for a in client.list_artifacts(run.info.run_id, "checkpoints")] == ["checkpoints/best.pt"]
 
 

@@ -13,6 +13,7 @@ import xarray as xr
 from mlflow.tracking import MlflowClient
 
 from hydroseq import metrics
+from hydroseq.forecast.pyfunc_logging import log_forecast_model
 from hydroseq.training import evaluate, train
 from hydroseq.training.checkpoint import Checkpoint
 from hydroseq.training.tracking import use_tracking_uri
@@ -26,10 +27,11 @@ def _weights(out_dir: Path) -> dict[str, torch.Tensor]:
 
 @pytest.fixture(scope="module")
 def straight_run(tmp_path_factory: pytest.TempPathFactory, small_nc: Path, make_config):
-    """Two epochs without interruption (also the run whose MLflow contents are checked)."""
+    """Two epochs without interruption (also the run whose MLflow contents are checked), its model logged
+    as ``hydroseq train`` logs it."""
     tmp = tmp_path_factory.mktemp("straight")
     config = make_config(tmp, small_nc)
-    return config, train(config)
+    return config, train(config, log_model=log_forecast_model)
 
 
 def test_resume_after_epoch_one_gives_the_same_weights(tmp_path: Path, small_nc: Path, straight_run,
@@ -83,11 +85,21 @@ def test_mlflow_run_holds_params_metrics_artifacts_and_model(straight_run) -> No
     assert len(client.list_artifacts(result.run_id, "hydrographs_validation")) == 3
     models = client.search_logged_models([run.info.experiment_id], filter_string=f"source_run_id = '{result.run_id}'")
     assert [m.name for m in models] == ["model"]
+    (version,) = client.search_model_versions(f"run_id = '{result.run_id}'")
+    assert version.name == "tests"  # the experiment's name
     with use_tracking_uri(config.tracking.tracking_uri):
-        logged = mlflow.pytorch.load_model(f"runs:/{result.run_id}/model")
-    best = Checkpoint.load(result.output_dir / "best.pt").build_model()
-    x, lengths = torch.randn(2, 20, 5), torch.tensor([20, 11])
-    torch.testing.assert_close(logged(x, lengths), best(x, lengths))
+        logged = mlflow.pyfunc.load_model(f"runs:/{result.run_id}/model")
+    exported = logged.unwrap_python_model().exported
+    assert exported.metadata.run_id == result.run_id and exported.metadata.parity_max_abs_diff <= 1e-5
+    best = Checkpoint.load(result.output_dir / "best.pt")
+    assert exported.metadata.scalers == best.scalers.to_dict()
+    x, lengths = torch.randn(2, config.data.max_len, 5), torch.tensor([config.data.max_len, 11])
+    x[1, 11:] = 0.0
+    with torch.no_grad():
+        expected = best.build_model()(x, lengths)[torch.arange(2), lengths - 1].numpy()
+    np.testing.assert_allclose(exported.predict(x.numpy(), lengths.numpy()), expected, rtol=0, atol=1e-5)
+    forecast = logged.predict(logged.input_example)
+    assert len(forecast) == 2 and forecast["value"].notna().all()
 
 
 def test_evaluate_scores_model_and_baselines_and_logs_to_the_run(straight_run) -> None:

@@ -1,0 +1,7 @@
+"""The code of the logged pyfunc model ("models from code"): MLflow runs this file to make the model."""
+
+from mlflow.models import set_model
+
+from hydroseq.forecast.pyfunc_model import ForecastModel
+
+set_model(ForecastModel())
