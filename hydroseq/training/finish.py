@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
+import logging
 from pathlib import Path
 
 import mlflow
@@ -21,6 +24,7 @@ from hydroseq.training.report import SplitReport, report_split
 from hydroseq.training.result import ModelLogger
 
 MODEL_ARTIFACT = "model"
+LOGGER = logging.getLogger(__name__)
 
 
 def start_run(config: TrainConfig, data: TrainingData, tracking_uri: str, out_dir: Path,
@@ -146,6 +150,8 @@ def register_model(run_id: str, experiment_id: str, config: TrackingConfig) -> N
             return
         (model,) = [model for model in _logged_models(run_id, experiment_id)
                     if model.status == LoggedModelStatus.READY]
-        mlflow.register_model(f"models:/{model.model_id}", name)
+        with contextlib.redirect_stderr(io.StringIO()):  # MLflow prints its own line; ours goes to the log
+            version = mlflow.register_model(f"models:/{model.model_id}", name)
+        LOGGER.info(f"registered model {name!r} version {version.version} (run {run_id})")
 
     store.retry_locked(mlflow.get_tracking_uri(), config, register)
