@@ -33,7 +33,7 @@ def forecast_command(args: argparse.Namespace) -> int:
     run = run_forecast(args.model, data_path=args.data, issue_time=args.issue_time, out=args.out,
                        missing_forecast_input=args.missing_forecast_input, thresholds=args.thresholds,
                        show_progress=not args.quiet)
-    console = console_for(args)
+    console = console_for(args, min_width=120)
     print_summary(run.result, run.stations_forecast, run.published.forecast_files if run.published else [], console)
     if run.published is None:
         return finish(args, forecast_summary(run), ExitCode.NOTHING_PRODUCED)
@@ -150,20 +150,20 @@ def print_exceedance(result: ForecastResult, console: Console) -> None:
     """Per station: each flood threshold and the probability of exceeding it at every lead (highest first)."""
     assert result.thresholds is not None and result.exceedance is not None
     thresholds = result.thresholds.for_stations(result.stations)
-    table = Table(title=f"probability of exceeding the flood thresholds ({thresholds.source})")
+    leads = ", ".join(str(int(lead)) for lead in result.leads)
+    table = Table(title=f"probability of exceeding the flood thresholds at leads {leads} ({thresholds.source}; "
+                        f"flows in {result.units})")
     table.add_column("station")
     for level in thresholds.levels:
-        table.add_column(f"{level} [{result.units}]", justify="right")
-        table.add_column(f"P(> {level}), leads {', '.join(str(int(lead)) for lead in result.leads)}", justify="right")
+        table.add_column(f"{level}: flow, P", justify="right", no_wrap=True)
     probability = result.exceedance[0]  # [station, lead, threshold]
     order = np.argsort(-np.where(np.isfinite(probability), probability, -1.0).max(axis=(1, 2)), kind="stable")
     for s in order:
         if not np.isfinite(result.values[0, s]).any():
             continue
-        cells = []
-        for k in range(len(thresholds.levels)):
-            cells.append(f"{thresholds.values[s, k]:.2f}")
-            cells.append(" ".join(f"{p:4.0%}" if np.isfinite(p) else "  - " for p in probability[s, :, k]))
+        cells = [f"{thresholds.values[s, k]:.2f}: " + " ".join(f"{p:.0%}" if np.isfinite(p) else "-"
+                                                               for p in probability[s, :, k])
+                 for k in range(len(thresholds.levels))]
         table.add_row(result.stations[s], *cells)
     console.print(table)
 
