@@ -170,9 +170,10 @@ def print_exceedance(result: ForecastResult, console: Console) -> None:
 
 def print_distribution_scores(scores: list[ProbabilisticScores], leads: np.ndarray, console: Console) -> None:
     """Per lead: median CRPS skill against climatology and persistence, interval coverage, 2-year Brier skill."""
-    table = Table(title="hindcast of the predictive distribution (median over stations)")
-    for column in ("lead", "CRPSS vs climatology", "CRPSS vs persistence", "stations CRPSS clim > 0",
-                   "coverage 50 %", "coverage 90 %", "BSS 2-year (pooled)"):
+    table = Table(title="hindcast of the predictive distribution (median over stations; CRPSS against "
+                        "climatology and persistence)")
+    for column in ("lead", "CRPSS clim", "CRPSS pers", "CRPSS clim > 0", "cover 50 %", "cover 90 %",
+                   "BSS 2-year, pooled"):
         table.add_column(column, justify="right")
     for lead, score in zip(leads, scores, strict=True):
         rows = score.stations

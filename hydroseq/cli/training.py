@@ -164,9 +164,10 @@ def print_split_report(report: SplitReport, split: str, console: Console | None 
 
 def print_probabilistic_report(scores: pd.DataFrame, split: str, console: Console) -> None:
     """Per lead, over stations: CRPS skill, interval coverage and the 2-year flow's Brier skill (median)."""
-    table = Table(title=f"{split}: predictive distribution (median over stations)")
-    for column in ("lead", "CRPS", "CRPSS vs climatology", "CRPSS vs persistence", "stations CRPSS clim > 0",
-                   "coverage 50 %", "coverage 90 %", "BSS 2-year"):
+    table = Table(title=f"{split}: predictive distribution (median over stations; CRPSS against climatology "
+                        "and persistence)")
+    for column in ("lead", "CRPS", "CRPSS clim", "CRPSS pers", "CRPSS clim > 0", "cover 50 %", "cover 90 %",
+                   "BSS 2-year"):
         table.add_column(column, justify="right", no_wrap=True)
     for lead, group in scores.groupby("lead", sort=True):
         bss = f"{group['bss_2-year'].median():.3f}" if "bss_2-year" in group else "-"
