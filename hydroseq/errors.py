@@ -22,6 +22,7 @@ class ExitCode(IntEnum):
     UNAVAILABLE = 6  # a shared resource is busy or unreachable (store locked, scheduler down): retry later
     INTERNAL = 70  # an unexpected error, with its traceback (sysexits' EX_SOFTWARE)
     INTERRUPTED = 130  # SIGINT (Ctrl-C): 128 + 2, as a shell reports it
+    OUTPUT_CLOSED = 141  # the reader of stdout went away (``| head``): 128 + SIGPIPE, as a shell reports it
     TERMINATED = 143  # SIGTERM (the scheduler's stop): 128 + 15
 
 

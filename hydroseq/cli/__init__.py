@@ -91,6 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                      " ".join(map(str, sys.argv[1:] if argv is None else argv)))
         started = time.perf_counter()
         status = int(args.handler(args))
+        sys.stdout.flush()  # here, so that a reader gone away is a BrokenPipeError below, not at interpreter exit
         LOGGER.debug("hydroseq %s: exit status %d after %.1f s", args.command, status, time.perf_counter() - started)
         return status
     except HydroseqError as error:
@@ -99,6 +100,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         signum = interrupt.signum if isinstance(interrupt, Terminated) else signal.SIGINT
         status = ExitCode.TERMINATED if signum == signal.SIGTERM else ExitCode.INTERRUPTED
         return _failed(args, status, f"interrupted ({signal.Signals(signum).name})")
+    except BrokenPipeError:
+        # the reader of stdout stopped (``hydroseq config --schema train | head``): not an error of ours;
+        # stdout goes to /dev/null so that the interpreter's final flush does not fail again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return ExitCode.OUTPUT_CLOSED
     except Exception as error:
         if _is_store_lock(error):
             return _failed(args, ExitCode.UNAVAILABLE, "error: the MLflow store is locked by another process "

@@ -130,6 +130,22 @@ def test_a_signal_inside_a_command(signum: int, code: ExitCode, monkeypatch: pyt
     assert f"interrupted ({signal.Signals(signum).name})" in capsys.readouterr().err
 
 
+def test_a_reader_that_stops_reading_is_not_a_crash() -> None:
+    """``hydroseq config --schema train | head -1``: 141 as a shell reports SIGPIPE, no traceback.
+
+    The pipe's read end is closed before the command writes, so the first write fails (a reader
+    that stopped early, without the race of a pipe buffer that could hold the whole output)."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        finished = subprocess.run([sys.executable, "-m", "hydroseq.cli", "config", "--schema", "train"],
+                                  stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.close(write_end)
+    assert finished.returncode == ExitCode.OUTPUT_CLOSED == 141, finished.stderr
+    assert "Traceback" not in finished.stderr
+
+
 def test_the_summary_names_late_gauges() -> None:
     result = ForecastResult(
         issue_times=np.array([ISSUE_LABEL], dtype="datetime64[ns]"), stations=("a", "b", "c", "d"),
