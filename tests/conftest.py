@@ -21,8 +21,9 @@ import pytest
 import xarray as xr
 from filelock import FileLock
 
-from hydroseq.config import IngestConfig, TrainConfig, load_config, validate_config
+from hydroseq.config import TrainConfig, validate_config
 from hydroseq.ingest import ingest
+from tests.fixtures import caravan_ingest_config
 
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 
@@ -61,12 +62,7 @@ class TrainedRun:
 def ingest_caravan(out: Path, start: dt.date, end: dt.date, append: bool = False) -> Path:
     """Ingest the bundled Caravan basins with ``configs/ingest_caravan_daily.yaml`` on ``start..end``
     (appended to ``out`` with ``append``)."""
-    config = load_config(REPO_ROOT / "configs" / "ingest_caravan_daily.yaml", IngestConfig)
-    config.stations.path = REPO_ROOT / config.stations.path
-    for source in config.sources:
-        source.path = str(REPO_ROOT / source.path)
-    config.grid.start, config.grid.end = start, end
-    ingest(config, out, append=append, show_progress=False)
+    ingest(caravan_ingest_config(start, end), out, append=append, show_progress=False)
     return out
 
 

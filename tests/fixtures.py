@@ -8,6 +8,7 @@ import ...``) and hand its functions to the tests as fixtures.
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 from collections.abc import Callable, Sequence
@@ -18,7 +19,7 @@ import pandas as pd
 import xarray as xr
 
 from hydroseq import __version__
-from hydroseq.config import DataConfig, Splits
+from hydroseq.config import DataConfig, IngestConfig, Splits, load_config
 from hydroseq.grid import GridSpec
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -149,3 +150,25 @@ def add_forecast_variable(source: Path, path: Path, name: str, observed: str, ho
     dataset.to_netcdf(path, engine="netcdf4", encoding={"time": {"units": "hours since 1970-01-01"},
                                                         f"{name}_reference_time": {"units": "hours since 1970-01-01"}})
     return path
+
+
+def caravan_ingest_config(start: dt.date, end: dt.date, stations: Sequence[str] | None = None) -> IngestConfig:
+    """``configs/ingest_caravan_daily.yaml`` with its paths made absolute, on ``start..end`` (optionally
+    only ``stations``)."""
+    config = load_config(REPO_ROOT / "configs" / "ingest_caravan_daily.yaml", IngestConfig)
+    config.stations.path = REPO_ROOT / config.stations.path
+    if stations is not None:
+        config.stations.ids = list(stations)
+    for source in config.sources:
+        source.path = str(REPO_ROOT / source.path)
+    config.grid.start, config.grid.end = start, end
+    return config
+
+
+def per_step_forecast_data_config(**extra: object) -> DataConfig:
+    """A per-step data config with leads 1-3 and the observed target as an input (model unit tests)."""
+    return DataConfig.model_validate({
+        "dynamic_inputs": ["p", "t"], "static_inputs": ["area"], "target": "q", "leads": [1, 2, 3],
+        "lagged_target": True, "splits": {"train": {"start": "1990-01-01", "end": "1990-12-31"},
+                                          "validation": {"start": "1991-01-01", "end": "1991-12-31"},
+                                          "test": {"start": "1992-01-01", "end": "1992-12-31"}}, **extra})

@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from hydroseq.config import IngestConfig, TrainConfig, dump_config, load_config, validate_config
+from hydroseq.config import TrainConfig, dump_config, validate_config
 from hydroseq.errors import ExitCode
+from tests.fixtures import caravan_ingest_config
 
 pytestmark = pytest.mark.slow
 
@@ -44,12 +45,7 @@ def _assert_one_line_error(finished: subprocess.CompletedProcess, *names: str | 
 
 
 def _ingest_config(work: Path) -> Path:
-    config = load_config(REPO_ROOT / "configs" / "ingest_caravan_daily.yaml", IngestConfig)
-    config.stations.path = REPO_ROOT / config.stations.path
-    config.stations.ids = STATIONS
-    for source in config.sources:
-        source.path = str(REPO_ROOT / source.path)
-    config.grid.start, config.grid.end = dt.date(2012, 1, 1), dt.date(2013, 12, 31)
+    config = caravan_ingest_config(dt.date(2012, 1, 1), dt.date(2013, 12, 31), STATIONS)
     path = work / "ingest.yaml"
     path.write_text(dump_config(config))
     return path

@@ -21,9 +21,10 @@ import pytest
 import xarray as xr
 
 from hydroseq.cli import main
-from hydroseq.config import IngestConfig, TrainConfig, dump_config, load_config, validate_config
+from hydroseq.config import TrainConfig, dump_config, validate_config
 from hydroseq.errors import ExitCode
 from hydroseq.fileio import sha256_file
+from tests.fixtures import caravan_ingest_config
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 STATIONS = ["01022500", "02064000", "03015500"]
@@ -54,12 +55,7 @@ def _run(*args: str | Path) -> Finished:
 
 
 def _configs(work: Path) -> tuple[Path, Path]:
-    ingest = load_config(REPO_ROOT / "configs" / "ingest_caravan_daily.yaml", IngestConfig)
-    ingest.stations.path = REPO_ROOT / ingest.stations.path
-    ingest.stations.ids = STATIONS
-    for source in ingest.sources:
-        source.path = str(REPO_ROOT / source.path)
-    ingest.grid.start, ingest.grid.end = dt.date(2012, 1, 1), dt.date(2013, 12, 31)
+    ingest = caravan_ingest_config(dt.date(2012, 1, 1), dt.date(2013, 12, 31), STATIONS)
     train = validate_config({
         "data": {"path": str(work / "caravan.nc"), "dynamic_inputs": ["total_precipitation_sum", "temperature_2m_mean"],
                  "static_inputs": ["p_mean"], "max_len": 30, "min_len": 5, "cache_dir": str(work / "cache"),

@@ -9,10 +9,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from hydroseq.config import DataConfig, ModelConfig
+from hydroseq.config import ModelConfig
 from hydroseq.dataset import FeatureLayout
 from hydroseq.model import EnsembleModel, get_model, pinball_loss
 from hydroseq.model.quantile_head import ordered_quantiles
+from tests.fixtures import per_step_forecast_data_config
 
 LEVELS = (0.05, 0.25, 0.5, 0.75, 0.95)
 
@@ -50,11 +51,7 @@ def test_pinball_loss_ignores_masked_and_missing_targets() -> None:
 
 @pytest.fixture(scope="module")
 def setup():
-    data = DataConfig.model_validate({
-        "dynamic_inputs": ["p", "t"], "static_inputs": ["area"], "target": "q", "leads": [1, 2, 3],
-        "lagged_target": True, "splits": {"train": {"start": "1990-01-01", "end": "1990-12-31"},
-                                          "validation": {"start": "1991-01-01", "end": "1991-12-31"},
-                                          "test": {"start": "1992-01-01", "end": "1992-12-31"}}})
+    data = per_step_forecast_data_config()
     layout = FeatureLayout.from_config(data)
     torch.manual_seed(0)
     config = ModelConfig(hidden_size=8, observed_skip=True, quantiles=list(LEVELS))

@@ -8,6 +8,7 @@ import torch
 from hydroseq.config import DataConfig, ModelConfig
 from hydroseq.dataset import FeatureLayout
 from hydroseq.model import get_model
+from tests.fixtures import per_step_forecast_data_config
 
 N_DYNAMIC, N_FORECAST, HORIZON = 2, 2, 3
 
@@ -15,12 +16,8 @@ N_DYNAMIC, N_FORECAST, HORIZON = 2, 2, 3
 @pytest.fixture(scope="module")
 def setup():
     """A per-step model with 2 forecast inputs over 3 leads, the gated skip and a roll-out; a batch."""
-    data = DataConfig.model_validate({
-        "dynamic_inputs": ["p", "t"], "static_inputs": ["area"], "target": "q", "leads": [1, 2, 3],
-        "lagged_target": True, "splits": {"train": {"start": "1990-01-01", "end": "1990-12-31"},
-                                          "validation": {"start": "1991-01-01", "end": "1991-12-31"},
-                                          "test": {"start": "1992-01-01", "end": "1992-12-31"}},
-        "forecast_inputs": [{"variable": "p_fc", "source": "ingested"}, {"variable": "t", "source": "perfect"}]})
+    data = per_step_forecast_data_config(
+        forecast_inputs=[{"variable": "p_fc", "source": "ingested"}, {"variable": "t", "source": "perfect"}])
     layout = FeatureLayout.from_config(data)
     torch.manual_seed(0)
     model = get_model(ModelConfig(hidden_size=8, observed_skip=True, forecast_rollout=True, forecast_hidden_size=6),
