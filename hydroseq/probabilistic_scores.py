@@ -18,6 +18,7 @@ from hydroseq.thresholds import StationThresholds
 from hydroseq.verification import brier_score, brier_skill_score, contingency_scores, crps_quantiles, reliability_table
 
 WARNING_PROBABILITY = 0.5  # a warning is "issued" when the exceedance probability reaches this
+RELIABILITY_LEVEL = "2-year"  # the threshold whose reliability diagram evaluate and the hindcast draw
 
 
 @dataclass

@@ -22,12 +22,15 @@ from hydroseq.forecast.baselines import training_period
 from hydroseq.forecast.data_window import IngestedFile
 from hydroseq.forecast.result import ForecastResult
 from hydroseq.grid import GridSpec
-from hydroseq.probabilistic_scores import ProbabilisticScores, event_base_rates, score_quantile_forecast
+from hydroseq.probabilistic_scores import (
+    RELIABILITY_LEVEL,
+    ProbabilisticScores,
+    event_base_rates,
+    score_quantile_forecast,
+)
 from hydroseq.quantiles import exceedance_probability
 from hydroseq.thresholds import StationThresholds, derived_thresholds, read_threshold_table
 from hydroseq.verification_plots import plot_pit_histogram, plot_reliability_diagram
-
-RELIABILITY_LEVEL = "2-year"
 
 
 @dataclass(frozen=True)

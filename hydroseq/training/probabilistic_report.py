@@ -12,12 +12,10 @@ from hydroseq.baselines import doy_climatology_quantiles, persistence
 from hydroseq.config import TrainConfig
 from hydroseq.dataset import SplitName, StationData
 from hydroseq.fileio import atomic_path
-from hydroseq.probabilistic_scores import event_base_rates, score_quantile_forecast
+from hydroseq.probabilistic_scores import RELIABILITY_LEVEL, event_base_rates, score_quantile_forecast
 from hydroseq.thresholds import StationThresholds, derived_thresholds
 from hydroseq.training.predict import SplitPrediction
 from hydroseq.verification_plots import plot_pit_histogram, plot_reliability_diagram
-
-RELIABILITY_LEVEL = "2-year"  # the threshold whose reliability diagram is drawn
 
 
 @dataclass
@@ -31,9 +29,9 @@ class ProbabilisticReport:
     plot_paths: list[Path]
 
 
-def training_thresholds(station_data: StationData, config: TrainConfig) -> StationThresholds:
-    """Flood thresholds from the training period only: 2- and 5-year flows (Gumbel), flow percentiles 95 and 99."""
-    in_train = station_data.grid.period_mask(station_data.times, config.data.splits.train)
+def training_thresholds(station_data: StationData, config: TrainConfig, in_train: np.ndarray) -> StationThresholds:
+    """Flood thresholds from the training period (``in_train``) only: 2- and 5-year flows (Gumbel), flow
+    percentiles 95 and 99."""
     period = config.data.splits.train
     return derived_thresholds(station_data.target[:, in_train], station_data.times[in_train],
                               list(station_data.station_ids), period_label=f"{period.start}..{period.end}")
@@ -49,7 +47,7 @@ def report_probabilistic(prediction: SplitPrediction, station_data: StationData,
     in_train = station_data.grid.period_mask(times, config.data.splits.train)
     climatology = doy_climatology_quantiles(station_data.target, station_data.grid.day_of_year(times), in_train,
                                             levels)[:, prediction.in_split]
-    thresholds = training_thresholds(station_data, config)
+    thresholds = training_thresholds(station_data, config, in_train)
     base_rates = event_base_rates(station_data.target[:, in_train], thresholds)
     frames, summary, plots, reliability = [], {}, [], {}
     for row, lead in enumerate(prediction.leads):
