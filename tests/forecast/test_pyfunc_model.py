@@ -74,6 +74,21 @@ def test_the_registered_model_predicts_what_hydroseq_forecast_publishes(version,
         np.testing.assert_allclose(values, published.values[0], rtol=0, atol=1e-5)
 
 
+def test_rows_after_the_issue_time_never_move_the_forecast(version, exported: Path, ingested: Path) -> None:
+    """Perturb the future: every input value after the issue time changed (forcing, observed flow,
+    statics stay), the pyfunc's forecast at that issue time is bit-identical."""
+    _, model = version
+    metadata = ExportMetadata.read(exported)
+    step = np.timedelta64(1, "D")
+    frame = _frame(ingested, metadata, ISSUE_LABEL - (HISTORY - 1) * step, ISSUE_LABEL + AFTER * step)
+    changed = frame.copy()
+    later = changed["time"] > ISSUE_LABEL
+    dynamic = [c for c in changed.columns if c not in ("station", "time", *metadata.static_inputs)]
+    changed.loc[later, dynamic] = changed.loc[later, dynamic] * 7.0 + 3.0
+    params = {"issue_time": "2014-07-01T08:00:00Z"}
+    pd.testing.assert_frame_equal(model.predict(frame, params=params), model.predict(changed, params=params))
+
+
 def test_the_model_has_a_signature_an_example_a_version_and_its_provenance(version, trained, ingested: Path,
                                                                           exported: Path, tmp_path: Path) -> None:
     registered, model = version
