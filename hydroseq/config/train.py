@@ -132,6 +132,10 @@ class DataConfig(StrictModel):
     per_station_target_scaling: bool = False
     cache_dir: Path = Field(Path("runs/cache"), description="sample-index cache (beside the other generated "
                                                           "outputs under runs/)")
+    storage: Literal["memory", "disk"] = Field(
+        "memory", description="where the scaled per-step inputs live while training: in memory, or in a "
+                              "temporary file in cache_dir read sample by sample (out-of-core, for datasets "
+                              "larger than memory; same batches; docs/scaling.md)")
 
     @model_validator(mode="after")
     def _lengths(self) -> DataConfig:

@@ -107,16 +107,28 @@ def build_features(data: StationData, scalers: Scalers, layout: FeatureLayout,
                    forecast_until: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``features [station, step, F]`` (float32, NaN replaced by 0) and ``valid [station, step]``.
 
+    The per-step columns of :func:`step_features`, then the static attributes on every step.
+    """
+    features, valid = step_features(data, scalers, layout, slice(None), forecast_until)
+    static = scalers.transform_static(data.static).astype(np.float32)
+    repeated = np.broadcast_to(static[:, None, :], (*features.shape[:2], static.shape[-1]))
+    return np.concatenate([features, repeated], axis=-1), valid
+
+
+def step_features(data: StationData, scalers: Scalers, layout: FeatureLayout, stations: slice = slice(None),
+                  forecast_until: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The per-step features ``[station, step, F - static]`` of the stations ``stations`` and ``valid``.
+
     A step is valid history when every dynamic input is present (and, in sequence mode with a
     lagged target, the observed target too); a missing forecast input does not invalidate it (its
     flag says so). ``forecast_until``: a forecast value whose lead interval ends after this grid
     step is treated as missing (training and evaluation splits: nothing after the split's period).
     """
-    dynamic = scalers.transform_inputs(data.dynamic)
+    dynamic = scalers.transform_inputs(data.dynamic[stations])
     valid = np.isfinite(dynamic).all(axis=-1)
     columns = [dynamic]
     if layout.lagged_target:
-        target = scalers.transform_target(data.target, list(data.station_ids))
+        target = scalers.transform_target(data.target[stations], list(data.station_ids[stations]))
         observed = np.isfinite(target)
         columns.append(target[..., None])
         if layout.observed_flag:
@@ -124,28 +136,26 @@ def build_features(data: StationData, scalers: Scalers, layout: FeatureLayout,
         else:
             valid &= observed
     if layout.forecast_inputs:
-        columns.extend(_forecast_columns(data, scalers, layout, forecast_until))
-    static = scalers.transform_static(data.static)
-    columns.append(np.broadcast_to(static[:, None, :], (*dynamic.shape[:2], static.shape[-1])))
+        columns.extend(_forecast_columns(data, scalers, layout, forecast_until, stations))
     features = np.concatenate(columns, axis=-1).astype(np.float32, copy=False)
     return np.nan_to_num(features, copy=False), valid
 
 
 def _forecast_columns(data: StationData, scalers: Scalers, layout: FeatureLayout,
-                      forecast_until: int | None) -> list[np.ndarray]:
+                      forecast_until: int | None, stations: slice) -> list[np.ndarray]:
     """The scaled forecast values ``[station, step, inputs x H]`` (plus noise where configured) and flags."""
     names = [item.variable for item in layout.forecast_inputs]
     if list(data.forecast_names) != names or data.forecast.shape[-1] != layout.forecast_horizon:
         raise ValueError(f"the data hold forecast inputs {list(data.forecast_names)} for "
                          f"{data.forecast.shape[-1]} leads, the model reads {names} for {layout.forecast_horizon}")
-    scaled = scalers.transform_forecast(data.forecast)
+    scaled = scalers.transform_forecast(data.forecast[stations])
     if forecast_until is not None:
         within = lead_window_within(data.n_times, layout.forecast_horizon, forecast_until)
         scaled = np.where(within[None, :, None, :], scaled, np.nan)
     present = np.isfinite(scaled)
     for position, item in enumerate(layout.forecast_inputs):
         if item.noise_std is not None:
-            noise = forecast_noise(item, data.station_ids, data.times)
+            noise = forecast_noise(item, data.station_ids[stations], data.times)
             scaled[:, :, position] += noise.astype(np.float32)
-    shape = (data.n_stations, data.n_times, -1)
+    shape = (*scaled.shape[:2], -1)
     return [scaled.reshape(shape), present.astype(np.float32).reshape(shape)]

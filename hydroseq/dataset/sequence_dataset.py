@@ -9,9 +9,10 @@ import torch
 
 from hydroseq.config import DataConfig
 from hydroseq.dataset.batch import Batch
-from hydroseq.dataset.features import FeatureLayout, build_features
-from hydroseq.dataset.forecast_inputs import last_step_of
+from hydroseq.dataset.features import FeatureLayout
+from hydroseq.dataset.forecast_inputs import last_step_of, lead_window_within
 from hydroseq.dataset.sample_index import SampleIndex
+from hydroseq.dataset.scaled_inputs import shared_scaled_inputs
 from hydroseq.dataset.scalers import Scalers
 from hydroseq.dataset.station_data import StationData
 
@@ -19,17 +20,19 @@ from hydroseq.dataset.station_data import StationData
 class SequenceDataset(torch.utils.data.Dataset):
     """Scaled, padded batches of the samples of one :class:`SampleIndex`.
 
-    The inputs are scaled once when the dataset is built (:func:`build_features`, the same code
-    the forecast uses); :meth:`gather` then only copies each sample's contiguous block into a
-    preallocated zero-padded array and wraps it with ``torch.from_numpy``. Feature order: see
-    :class:`FeatureLayout` and :attr:`feature_names`.
+    The inputs are scaled once per dataset and scalers (:mod:`hydroseq.dataset.scaled_inputs`,
+    shared by every split; the same feature code the forecast uses); :meth:`gather` then only
+    copies each sample's contiguous block and its static row into a preallocated zero-padded
+    array and wraps it with ``torch.from_numpy``. Feature order: see :class:`FeatureLayout` and
+    :attr:`feature_names`.
 
     Per-step targets are the target at ``t + lead`` for every input step ``t`` and lead, and only
     where ``t + lead`` lies inside the split's period: a chunk's inputs may come from earlier, its
     targets never.
 
-    Memory: one float32 copy of all features on every step plus the target, about
-    ``stations x steps x (features + 1) x 4`` bytes per dataset (12 MB for the 31 bundled basins).
+    Memory: the shared scaled inputs, about ``stations x steps x (per-step features + 1) x 4``
+    bytes (5 MB for the 31 bundled basins in the forecast config), or none of it with
+    ``data.storage: disk``.
     """
 
     def __init__(self, station_data: StationData, scalers: Scalers, index: SampleIndex,
@@ -39,19 +42,17 @@ class SequenceDataset(torch.utils.data.Dataset):
         self.spin_up = data_config.spin_up if index.mode == "per_step" else 0
         self.leads = np.asarray(index.leads, dtype=np.int64)
         self.layout = FeatureLayout.from_config(data_config)
+        self.inputs = shared_scaled_inputs(station_data, scalers, self.layout, int(self.leads.max()),
+                                           data_config.storage, data_config.cache_dir)
         in_split = station_data.grid.period_mask(station_data.times, getattr(data_config.splits, index.split))
-        # Forecast inputs whose lead window ends after the split (perfect ones read the future) are missing.
-        features, _ = build_features(station_data, scalers, self.layout, forecast_until=last_step_of(in_split))
-        # Static attributes are stored on every step so that a sample is one contiguous block.
-        self._features = np.ascontiguousarray(features.reshape(-1, features.shape[-1]))
-        target = scalers.transform_target(station_data.target, list(station_data.station_ids))
-        if index.mode == "per_step":
-            target = np.where(in_split, target, np.nan)
-        # max(leads) NaN steps after each station, so that t + lead never reads the next station.
-        self._row_steps = self.n_times + int(self.leads.max())
-        padded = np.full((station_data.n_stations, self._row_steps), np.nan, np.float32)
-        padded[:, : self.n_times] = target
-        self._target_flat = padded.reshape(-1)
+        # The split's own view of the shared inputs: targets only inside its period (per-step), and
+        # forecast inputs whose lead window ends after it (perfect ones read the future) missing.
+        self._target_in_split = np.zeros(self.inputs.row_steps, dtype=bool)
+        self._target_in_split[: self.n_times] = in_split if index.mode == "per_step" else True
+        self._forecast_within = (np.tile(lead_window_within(self.n_times, self.layout.forecast_horizon,
+                                                            last_step_of(in_split)),
+                                         (1, 2 * len(self.layout.forecast_inputs)))
+                                 if self.layout.forecast_inputs else None)
         self.feature_names: list[str] = self.layout.names
 
     def __len__(self) -> int:
@@ -91,27 +92,33 @@ class SequenceDataset(torch.utils.data.Dataset):
         steps = int(lengths[0]) if pad_to is None else pad_to
         if steps < lengths[0]:
             raise ValueError(f"pad_to {pad_to} is shorter than the longest sample ({lengths[0]})")
-        first_row = station * self.n_times + end - lengths + 1
-        first_target = station * self._row_steps + end - lengths + 1
+        first_step = end - lengths + 1
         x = np.zeros((len(order), steps, self.n_features), dtype=np.float32)
+        n_step = self.inputs.n_step_features
         step_targets = (np.full((len(order), steps, len(self.leads)), np.nan, np.float32)
                         if self.index.mode == "per_step" else None)
         # One contiguous block copy per sample (B small copies): 2x faster than a single vectorised
         # np.take over all (sample, step) rows on 256 x 365-step batches, equal on small batches
         # (benchmarks/bench_batching.py).
-        for row, (first, first_y, length) in enumerate(zip(first_row.tolist(), first_target.tolist(),
-                                                            lengths.tolist(), strict=True)):
-            x[row, :length] = self._features[first: first + length]
+        for row, (sample_station, first, length) in enumerate(zip(station.tolist(), first_step.tolist(),
+                                                                   lengths.tolist(), strict=True)):
+            x[row, :length, :n_step] = self.inputs.features(sample_station * self.n_times + first, length)
+            x[row, :length, n_step:] = self.inputs.static[sample_station]
+            if self._forecast_within is not None:
+                x[row, :length, self.layout.forecast_columns] *= self._forecast_within[first: first + length]
             if step_targets is not None:
+                first_y = sample_station * self.inputs.row_steps + first
                 for column, lead in enumerate(self.leads.tolist()):
-                    step_targets[row, :length, column] = self._target_flat[first_y + lead: first_y + lead + length]
+                    values = self.inputs.target(first_y + lead, length)
+                    inside = self._target_in_split[first + lead: first + lead + length]
+                    step_targets[row, :length, column] = np.where(inside, values, np.nan)
         y: np.ndarray
         if step_targets is not None:
             y = step_targets
             mask = np.isfinite(y)
             mask[:, : self.spin_up] = False
         else:
-            y = self._target_flat[(station * self._row_steps + end)[:, None] + self.leads]
+            y = self.inputs.target_at((station * self.inputs.row_steps + end)[:, None] + self.leads)
             mask = np.isfinite(y)
         y = np.where(mask, y, np.float32(0))
         return Batch(x=torch.from_numpy(x), lengths=torch.from_numpy(lengths), y=torch.from_numpy(y),

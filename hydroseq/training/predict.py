@@ -115,9 +115,13 @@ def predict_split(model: TrainedModel, station_data: StationData, scalers: Scale
     stride = min(stride or max(1, data_config.max_len // 2), data_config.max_len)
     if hide_last > 0:
         stride = 1
-    wanted = np.zeros((len(leads), station_data.n_stations, station_data.n_times), dtype=bool)
+    # Predictions are held for the split's steps only (the whole grid is 3-8x longer than a split).
+    in_split = station_data.grid.period_mask(station_data.times, getattr(data_config.splits, split))
+    first_step = int(np.argmax(in_split))
+    n_split = int(in_split.sum())
+    wanted = np.zeros((len(leads), station_data.n_stations, n_split), dtype=bool)
     for column, lead in enumerate(leads):
-        wanted[column, index.station, index.end + lead] = True
+        wanted[column, index.station, index.end + lead - first_step] = True
     if per_step:
         index = anchor_windows(index, stride)
     dataset = SequenceDataset(station_data, scalers, index, data_config)
@@ -125,7 +129,7 @@ def predict_split(model: TrainedModel, station_data: StationData, scalers: Scale
         raise ValueError("hide_last needs a per-step model with a lagged target")
     levels = model.quantiles
     per_output = (len(levels),) if levels else ()
-    scaled = np.full((len(leads), station_data.n_stations, station_data.n_times, *per_output), np.nan)
+    scaled = np.full((len(leads), station_data.n_stations, n_split, *per_output), np.nan)
     batches = range(0, len(index), batch_size)
     if show_progress:
         from tqdm.auto import tqdm
@@ -138,13 +142,13 @@ def predict_split(model: TrainedModel, station_data: StationData, scalers: Scale
         station, end, lengths = batch.station.numpy(), batch.end.numpy(), batch.lengths.numpy()
         for column, lead in enumerate(leads):
             if per_step and not last_only:
-                _scatter_per_step(scaled[column], out[:, :, column], station, end + lead, lengths, stride)
+                _scatter_per_step(scaled[column], out[:, :, column], station, end + lead - first_step, lengths,
+                                  stride)
             else:
-                scaled[column, station, end + lead] = out[:, column]
+                scaled[column, station, end + lead - first_step] = out[:, column]
     scaled[~wanted] = np.nan  # steps the index does not hold (too little history, no target)
-    in_split = station_data.grid.period_mask(station_data.times, getattr(data_config.splits, split))
     station_ids = list(station_data.station_ids)
-    sim_scaled = scaled[:, :, in_split]
+    sim_scaled = scaled
     sim = np.stack([scalers.inverse_target(sim_scaled[i], station_ids) for i in range(len(leads))]).astype(np.float64)
     quantiles = None
     if levels:
@@ -169,11 +173,12 @@ def _scatter_per_step(grid: np.ndarray, out: np.ndarray, station: np.ndarray, en
                       lengths: np.ndarray, stride: int) -> None:
     """Write the last ``min(stride, length)`` outputs of each window onto ``grid[station, time]``.
 
-    ``end`` is the grid index the window's last output belongs to (its last input step + lead).
+    ``end`` is the ``grid`` column the window's last output belongs to (its last input step + lead);
+    outputs before the grid's first column are dropped.
     """
     back = np.arange(stride)
     rows = np.repeat(np.arange(len(end)), stride)
     offsets = np.tile(back, len(end))
-    keep = offsets < lengths[rows]
+    keep = (offsets < lengths[rows]) & (end[rows] - offsets >= 0)
     rows, offsets = rows[keep], offsets[keep]
     grid[station[rows], end[rows] - offsets] = out[rows, lengths[rows] - 1 - offsets]
