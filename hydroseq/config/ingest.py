@@ -58,7 +58,8 @@ class SourceConfig(StrictModel):
                          "then named by position, '1', '2', ...")
     station_column: str | None = Field(None, description="long-format CSV: column holding station ids")
     station: str | None = Field(None, description="the station a single-station file belongs to")
-    station_from_filename: bool = Field(False, description="station id is the file name's stem")
+    station_from_filename: bool = Field(False, description="station id is the file name's stem (after "
+                                        "station_id_prefix); also for NetCDF files without a station dimension")
     # NetCDF layouts
     station_dim: str | None = None
     station_id_variable: str | None = None
@@ -118,17 +119,51 @@ class SourceConfig(StrictModel):
 
 
 class StationsConfig(StrictModel):
-    """The station table: a CSV with at least ``station_id,name,lat,lon,area_km2``.
+    """The stations: a table CSV (``path``) or the attribute files of a published dataset (``dataset``).
 
-    ``station_id`` is read as text (leading zeros kept). An optional ``timezone`` column gives each
-    station's local time zone for sources declared with ``timezone: station``.
+    A table has at least ``station_id,name,lat,lon,area_km2``; ``station_id`` is read as text
+    (leading zeros kept). An optional ``timezone`` column gives each station's local time zone for
+    sources declared with ``timezone: station``. A published dataset (Caravan, CAMELS-US) is read
+    as distributed under ``root`` (:mod:`hydroseq.ingest.published`); a station's zone is then
+    ``timezones``, else a ``timezone`` attribute, else found offline from its coordinates.
     """
 
-    path: Path
+    path: Path | None = Field(None, description="the station table CSV (or give dataset and root)")
+    dataset: Literal["caravan", "camels_us"] | None = Field(
+        None, description="read the stations from this published dataset's attribute files under root")
+    root: Path | None = Field(None, description="dataset: the folder the dataset was unpacked to (holding "
+                              "attributes/ for Caravan, camels_attributes_v2.0/ for CAMELS-US)")
+    source: str | None = Field(None, description="caravan: the source dataset, the folder under attributes/ "
+                               "(camels, camelsgb, hysets, ...); station ids are its gauge ids without "
+                               "the '<source>_' prefix")
+    timezones: dict[str, str] = Field(default_factory=dict, description="dataset: station id -> time zone, "
+                                      "before a timezone attribute and the zone found from lat/lon")
     static_attributes: list[str] = Field(default_factory=list)
     static_units: dict[str, str] = Field(default_factory=dict, description="UDUNITS units of static attributes "
                                          "(e.g. p_mean: mm d-1, aridity: '1'); one without is written without units")
-    ids: list[str] | None = Field(None, description="restrict to these stations (default: all)")
+    ids: list[str] | Path | None = Field(None, description="restrict to these stations (default: all): a list, "
+                                         "or a text file with one id per line")
+
+    @field_validator("timezones")
+    @classmethod
+    def _known_zones(cls, value: dict[str, str]) -> dict[str, str]:
+        for zone in value.values():
+            parse_timezone(zone)
+        return value
+
+    @model_validator(mode="after")
+    def _one_origin(self) -> StationsConfig:
+        if (self.path is None) == (self.dataset is None):
+            raise ValueError("give either path (a station table) or dataset and root (a published dataset)")
+        if self.path is not None:
+            given = [name for name in ("root", "source", "timezones") if getattr(self, name)]
+            if given:
+                raise ValueError(f"{', '.join(given)} apply to a published dataset, not to a station table")
+        elif self.root is None:
+            raise ValueError(f"dataset {self.dataset} needs root, the folder it was unpacked to")
+        elif (self.dataset == "caravan") != (self.source is not None):
+            raise ValueError("source (e.g. camels) is needed for dataset caravan, and only there")
+        return self
 
     @model_validator(mode="after")
     def _units_of_listed_attributes(self) -> StationsConfig:
@@ -136,6 +171,14 @@ class StationsConfig(StrictModel):
         if unknown:
             raise ValueError(f"static_units names {unknown}, which are not in static_attributes")
         return self
+
+    @property
+    def label(self) -> str:
+        """How messages name where the stations come from: ``the station table <path>`` or
+        ``the <dataset> attributes under <root>``."""
+        if self.path is not None:
+            return f"the station table {self.path}"
+        return f"the {self.dataset} attributes under {self.root}"
 
 
 class GridConfig(StrictModel):

@@ -87,8 +87,7 @@ def plan_sources(config: IngestConfig,
                 if station_id in known:
                     by_station[station_id].append(path)
                 elif config.stations.ids is None:
-                    error = InputDataError(path, f"station {station_id!r} is not in the station table "
-                                                 f"{config.stations.path}")
+                    error = InputDataError(path, f"station {station_id!r} is not in {config.stations.label}")
                     _skip_or_raise(config, dropped, station_id, error)
         for station in stations:
             if station.id not in by_station:

@@ -1,9 +1,11 @@
-"""The station table: ids (text), names, coordinates, areas, time zones and static attributes."""
+"""The stations: ids (text), names, coordinates, areas, time zones and static attributes, from a
+station table or from a published dataset's attribute files (:mod:`hydroseq.ingest.published`)."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pandas as pd
 
@@ -28,11 +30,18 @@ class Station:
 
 
 def load_stations(config: StationsConfig) -> list[Station]:
-    """Read and check the station table, restricted to ``config.ids`` when given.
+    """Read and check the stations, restricted to ``config.ids`` when given.
 
-    Raises :class:`InputDataError` naming the table and the row for a missing column, a duplicated
-    id, a non-numeric coordinate/attribute, an unknown time zone, or an id in ``ids`` not in the table.
+    A published dataset (``config.dataset``) is read by :func:`hydroseq.ingest.published.published_stations`.
+    For a table, raises :class:`InputDataError` naming the table and the row for a missing column, a
+    duplicated id, a non-numeric coordinate/attribute, an unknown time zone, or an id in ``ids`` not
+    in the table.
     """
+    if config.path is None:
+        # imported here: the published module builds its stations with this module's Station
+        from hydroseq.ingest.published import published_stations
+
+        return published_stations(config)
     path = config.path
     try:
         table = pd.read_csv(path, dtype={"station_id": str}, keep_default_na=True)
@@ -46,13 +55,29 @@ def load_stations(config: StationsConfig) -> list[Station]:
         raise InputDataError(path, f"station id {duplicated.iloc[0]!r} appears more than once",
                              f"line {duplicated.index[0] + 2}")
     stations = [_row_to_station(row, index, config) for index, row in table.iterrows()]
-    if config.ids is None:
+    wanted = requested_ids(config)
+    if wanted is None:
         return stations
     by_id = {station.id: station for station in stations}
-    unknown = [i for i in config.ids if i not in by_id]
+    unknown = [i for i in wanted if i not in by_id]
     if unknown:
         raise InputDataError(path, f"station(s) {', '.join(unknown)} listed in stations.ids are not in the table")
-    return [by_id[i] for i in config.ids]
+    return [by_id[i] for i in wanted]
+
+
+def requested_ids(config: StationsConfig) -> list[str] | None:
+    """The ids ``config.ids`` lists, read from its file when it names one (one id per line, blank
+    lines skipped); ``None`` when it is unset (all stations)."""
+    if not isinstance(config.ids, Path):
+        return config.ids
+    try:
+        text = config.ids.read_text()
+    except (OSError, UnicodeDecodeError) as error:
+        raise InputDataError(config.ids, f"cannot read the station ids listed in stations.ids: {error}") from None
+    ids = [line.strip() for line in text.splitlines() if line.strip()]
+    if not ids:
+        raise InputDataError(config.ids, "the file of station ids (stations.ids) lists none")
+    return ids
 
 
 def _row_to_station(row: pd.Series, index: int, config: StationsConfig) -> Station:

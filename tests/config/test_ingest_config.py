@@ -10,7 +10,8 @@ import yaml
 from hydroseq.config import ConfigError, IngestConfig, load_config, validate_config
 
 EXAMPLES = ["ingest_caravan_daily.yaml", "ingest_camels_us.yaml", "ingest_charlotte_hourly.yaml",
-            "ingest_charlotte_daily.yaml", "ingest_ebnit_hourly.yaml"]
+            "ingest_charlotte_daily.yaml", "ingest_ebnit_hourly.yaml", "ingest_caravan_published.yaml",
+            "ingest_camels_us_published.yaml"]
 
 
 @pytest.mark.parametrize("name", EXAMPLES)
@@ -70,3 +71,19 @@ def test_same_output_variable_from_two_sources_is_refused(caravan):
     data = copy.deepcopy(caravan)
     data["sources"].append(copy.deepcopy(data["sources"][0]))
     assert "produced by both" in _error(data)
+
+
+@pytest.mark.parametrize("stations, expected", [
+    ({}, "give either path (a station table) or dataset and root"),
+    ({"path": "stations.csv", "dataset": "caravan", "root": "Caravan", "source": "camels"}, "give either path"),
+    ({"dataset": "camels_us"}, "dataset camels_us needs root"),
+    ({"dataset": "caravan", "root": "Caravan"}, "source (e.g. camels) is needed for dataset caravan"),
+    ({"dataset": "camels_us", "root": "CAMELS", "source": "camels"}, "and only there"),
+    ({"path": "stations.csv", "root": "Caravan"}, "root apply to a published dataset, not to a station table"),
+    ({"dataset": "camels_us", "root": "CAMELS", "timezones": {"01022500": "Mars/Olympus"}}, "unknown time zone"),
+])
+def test_stations_come_from_a_table_or_a_published_dataset(caravan, stations, expected):
+    data = copy.deepcopy(caravan)
+    data["stations"] = stations
+    message = _error(data)
+    assert "stations" in message and expected in message

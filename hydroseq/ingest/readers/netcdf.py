@@ -4,7 +4,8 @@ Handles: a CF time coordinate (``days since ...``) or a numeric time variable in
 since 1970 that may vary per station (NextGen forcing files: ``Time(catchment-id, time)``);
 station ids in a variable or coordinate, as text or bytes, with an optional prefix to strip
 (Caravan: ``camels_01022500``); single-station files without a station dimension (name the
-station with ``station:``).
+station with ``station:``, or ``station_from_filename`` for one file per station, as Caravan's
+``timeseries/netcdf/<source>/<source>_<basin>.nc``).
 """
 
 from __future__ import annotations
@@ -101,10 +102,21 @@ def _station_dim(ds: xr.Dataset, source: SourceConfig, time_dim: str) -> str | N
 
 
 def _ids(path: Path, ds: xr.Dataset, source: SourceConfig, station_dim: str | None) -> list[str]:
-    if station_dim is None or source.station is not None:
-        if source.station is None:
-            raise InputDataError(path, "the file has no station dimension: name its station with `station:`")
+    if source.station is not None:
         return [source.station]
+    if station_dim is None:
+        if not source.station_from_filename:
+            raise InputDataError(path, "the file has no station dimension: name its station with `station:` "
+                                 "or set station_from_filename")
+        ids = [path.stem]
+    else:
+        ids = _ids_along(path, ds, source, station_dim)
+    prefix = source.station_id_prefix
+    stripped = [i.strip()[len(prefix):] if prefix and i.strip().startswith(prefix) else i.strip() for i in ids]
+    return [source.station_map.get(i, i) for i in stripped]
+
+
+def _ids_along(path: Path, ds: xr.Dataset, source: SourceConfig, station_dim: str) -> list[str]:
     if station_dim not in ds.dims:
         raise InputDataError(path, f"no dimension {station_dim!r}; dimensions are {', '.join(map(str, ds.dims))}")
     name = source.station_id_variable or (station_dim if station_dim in ds.variables else None)
@@ -112,11 +124,7 @@ def _ids(path: Path, ds: xr.Dataset, source: SourceConfig, station_dim: str | No
         name = next((v for v in ("ids", "station_id", "basin_id") if v in ds.variables), None)
     if name is None:
         raise InputDataError(path, f"no variable holds the ids along {station_dim!r}; set station_id_variable")
-    raw = ds[name].values
-    ids = [item.decode() if isinstance(item, bytes) else str(item) for item in raw.tolist()]
-    prefix = source.station_id_prefix
-    stripped = [i.strip()[len(prefix):] if prefix and i.strip().startswith(prefix) else i.strip() for i in ids]
-    return [source.station_map.get(i, i) for i in stripped]
+    return [item.decode() if isinstance(item, bytes) else str(item) for item in ds[name].values.tolist()]
 
 
 def reference_offset(path: Path, variable: xr.DataArray) -> int | None:
