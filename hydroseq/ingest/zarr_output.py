@@ -104,10 +104,10 @@ def keep_stations(store: Path, positions: list[int], per_chunk: int) -> None:
     """Rewrite ``store`` with only the stations at ``positions``, copying one chunk at a time."""
     with atomic_folder(store) as compacted, xr.open_zarr(store, consolidated=False) as full:
         kept = full.isel(station=positions).chunk({"station": per_chunk})
-        for variable in kept.variables.values():
+        for name, variable in list(kept.variables.items()):
             variable.encoding = {}
             if variable.dtype.kind == "T":  # variable-length text reads back as numpy's StringDType
-                variable.data = variable.data.astype(object)
+                kept[name] = variable.copy(data=variable.values.astype(object))
         with dask.config.set(scheduler="threads"):
             kept.to_zarr(compacted, mode="w", zarr_format=ZARR_FORMAT, consolidated=False,
                          encoding=zarr_encoding(kept, per_chunk))
