@@ -166,7 +166,7 @@ def ingest_report(data_path: str | Path) -> str:
                 pass
         coverage = {name.removeprefix("coverage_"): {str(s): round(float(v), 4) for s, v in
                                                      zip(dataset["station"].values, dataset[name].values, strict=True)}
-                    for name in dataset.data_vars if name.startswith("coverage_")}
+                    for name in map(str, dataset.data_vars) if name.startswith("coverage_")}
         report = {"file": str(data_path), "attributes": {k: _plain(v) for k, v in attrs.items()},
                   "coverage": coverage, "ingest_config": dataset.attrs.get("ingest_config", "")}
     return yaml.safe_dump(report, sort_keys=False, allow_unicode=True)
