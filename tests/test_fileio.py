@@ -13,10 +13,13 @@ import pytest
 
 from hydroseq.fileio import (
     FAULT_ENV,
+    atomic_folder,
     atomic_path,
     clean_stale_temporaries,
+    copy_set,
     publish_set,
     sha256_file,
+    sha256_path,
     verify_set,
     write_text_atomic,
 )
@@ -175,3 +178,33 @@ def test_refused_rename_names_the_target(tmp_path, monkeypatch):
     with pytest.raises(OutputPathError, match="out.txt: cannot be written \\(No space left on device\\)"):
         write_text_atomic(tmp_path / "out.txt", "x")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_folder_is_replaced_whole_or_not_at_all(tmp_path):
+    target = tmp_path / "store.zarr"
+    with atomic_folder(target) as tmp:
+        (tmp / "a").write_text("old")
+    with pytest.raises(RuntimeError):
+        with atomic_folder(target) as tmp:
+            (tmp / "a").write_text("half")
+            raise RuntimeError("boom")
+    assert [path.name for path in tmp_path.iterdir()] == ["store.zarr"]
+    assert (target / "a").read_text() == "old"
+    with atomic_folder(target) as tmp:
+        (tmp / "b").write_text("new")
+    assert sorted(path.name for path in target.iterdir()) == ["b"]
+    assert [path.name for path in tmp_path.iterdir()] == ["store.zarr"]
+
+
+def test_a_set_with_a_folder_is_published_verified_and_copied(tmp_path):
+    with publish_set(tmp_path / "data.manifest.json") as staged:
+        store = staged.folder(tmp_path / "data.zarr")
+        (store / "sub").mkdir()
+        (store / "sub" / "0.0").write_bytes(b"chunk")
+        staged.path(tmp_path / "data.report.csv").write_text("station\n")
+    hashes = verify_set(tmp_path / "data.manifest.json")
+    assert hashes is not None and hashes["data.zarr"] == sha256_path(tmp_path / "data.zarr")
+    copied = copy_set(tmp_path / "data.manifest.json", tmp_path / "copy")
+    assert verify_set(copied) == hashes
+    (tmp_path / "data.zarr" / "sub" / "0.0").write_bytes(b"other")
+    assert verify_set(tmp_path / "data.manifest.json") is None

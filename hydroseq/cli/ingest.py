@@ -6,7 +6,6 @@ import argparse
 import json
 from typing import Any
 
-import netCDF4
 import numpy as np
 import pandas as pd
 from rich.console import Console
@@ -17,6 +16,7 @@ from hydroseq.config import IngestConfig, load_config
 from hydroseq.errors import ExitCode
 from hydroseq.fileio import manifest_path
 from hydroseq.ingest import IngestReport, ingest
+from hydroseq.ingested import open_ingested
 
 
 def ingest_command(args: argparse.Namespace) -> int:
@@ -29,14 +29,16 @@ def ingest_command(args: argparse.Namespace) -> int:
 
 
 def ingest_summary(report: IngestReport) -> dict[str, Any]:
-    """The ``--json`` summary: the output and its checksums (the file's SHA-256 from the set's manifest;
+    """The ``--json`` summary: the output and its checksums (the file's SHA-256 from the set's manifest,
+    a Zarr store's :func:`~hydroseq.fileio.sha256_path`;
     the dataset's, over its values, as the training run records it), the stations ingested and those
     dropped with the reason, the report files and the manifest."""
     manifest = manifest_path(report.output)
     files = {entry["name"]: entry["sha256"] for entry in json.loads(manifest.read_text())["files"]}
-    with netCDF4.Dataset(report.output) as written:
-        dataset_checksum = str(getattr(written, "dataset_checksum", ""))
-        steps = len(written.dimensions["time"])
+    written, _ = open_ingested(report.output)
+    with written:
+        dataset_checksum = str(written.attrs.get("dataset_checksum", ""))
+        steps = written.sizes["time"]
     return {"output": report.output, "sha256": files[report.output.name], "dataset_checksum": dataset_checksum,
             "time_steps": steps, "stations": [str(station) for station in report.stations["station"]],
             "dropped": report.dropped, "report_files": list(report.paths.values()), "manifest": manifest}

@@ -40,6 +40,7 @@ EXAMPLES = {
     "ingest": """\
   hydroseq ingest --config configs/ingest_caravan_daily.yaml --out runs/demo/caravan_daily.nc
   hydroseq ingest --config configs/ingest_camels_us.yaml --out runs/camels_us.nc --workers 4
+  hydroseq ingest --config configs/ingest_camels_us.yaml --out runs/camels_us.zarr --workers 4
   hydroseq --log-file ingest.log ingest --config window.yaml --out data/ingested.nc --append""",
     "stats": """\
   hydroseq stats --config configs/train_caravan_per_step.yaml --data runs/demo/caravan_daily.nc
@@ -89,19 +90,19 @@ def build_parser(command: Callable[[str, str], Handler]) -> argparse.ArgumentPar
 
     ingest = add("ingest", "resample raw sources onto one leakage-free time grid", "ingest", "ingest_command")
     ingest.add_argument("--config", required=True, type=Path, help="ingest config (YAML)")
-    ingest.add_argument("--out", required=True, type=Path, help="output NetCDF file")
+    ingest.add_argument("--out", required=True, type=Path, help="output NetCDF file or Zarr store (NAME.zarr)")
     ingest.add_argument("--workers", type=int, default=None, help="start a local dask cluster with N workers")
     ingest.add_argument("--scheduler", default=None, help="address of an existing dask scheduler")
     ingest.add_argument("--append", action="store_true", help="append newer steps to an existing output")
 
     stats = add("stats", "sequence-length distribution and padding per batching strategy", "stats", "stats_command")
     stats.add_argument("--config", required=True, type=Path, help="train config (YAML)")
-    stats.add_argument("--data", type=Path, default=None, help="ingested NetCDF (overrides the config)")
+    stats.add_argument("--data", type=Path, default=None, help="ingested NetCDF or Zarr store (overrides the config)")
     stats.add_argument("--out", type=Path, default=Path("runs/stats"), help="folder for the histogram PNG")
 
     train = add("train", "train a packed LSTM, tracked in MLflow", "training", "train_command")
     train.add_argument("--config", required=True, type=Path, help="train config (YAML)")
-    train.add_argument("--data", type=Path, default=None, help="ingested NetCDF (overrides the config)")
+    train.add_argument("--data", type=Path, default=None, help="ingested NetCDF or Zarr store (overrides the config)")
     train.add_argument("--resume", action="store_true", help="continue from the last checkpoint")
     train.add_argument("--nproc", type=int, default=None, help="train with N local DDP processes")
     train.add_argument("--tracking-uri", default=None, help=TRACKING_URI_HELP)
@@ -112,7 +113,7 @@ def build_parser(command: Callable[[str, str], Handler]) -> argparse.ArgumentPar
     evaluate = add("evaluate", "score a trained run against baselines", "training", "evaluate_command")
     evaluate.add_argument("--run", required=True, help="MLflow run id")
     evaluate.add_argument("--period", default="test", choices=["train", "validation", "test"])
-    evaluate.add_argument("--data", type=Path, default=None, help="ingested NetCDF (default: the run's)")
+    evaluate.add_argument("--data", type=Path, default=None, help="ingested NetCDF or Zarr store (default: the run's)")
     evaluate.add_argument("--tracking-uri", default=None, help=TRACKING_URI_HELP)
 
     export = add("export", "write a self-contained fixed-length model directory", "export", "export_command")
@@ -123,7 +124,7 @@ def build_parser(command: Callable[[str, str], Handler]) -> argparse.ArgumentPar
 
     forecast = add("forecast", "forecast every station from an exported model", "forecast", "forecast_command")
     forecast.add_argument("--model", required=True, type=Path, help="exported model directory")
-    forecast.add_argument("--data", required=True, type=Path, help="ingested NetCDF")
+    forecast.add_argument("--data", required=True, type=Path, help="ingested NetCDF or Zarr store")
     forecast.add_argument("--issue-time", required=True, metavar="T[..T2]", help=ISSUE_TIME_HELP)
     forecast.add_argument("--out", type=Path, default=None, help="output NetCDF (CSV written beside it)")
     forecast.add_argument("--missing-forecast-input", choices=("fallback", "fail"), default="fallback",

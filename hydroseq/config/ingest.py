@@ -227,6 +227,14 @@ class GridConfig(StrictModel):
         return self._spec
 
 
+class OutputConfig(StrictModel):
+    """How the dataset is stored; the format follows the output path (``*.zarr``: a Zarr store, else NetCDF4)."""
+
+    zarr_stations_per_chunk: int | None = Field(
+        None, ge=1, description="stations per Zarr chunk (each chunk holds all grid steps); "
+                                "default: as many as make a chunk of about 4 MiB")
+
+
 class IngestConfig(StrictModel):
     """A whole ingest: what a ``configs/ingest_*.yaml`` file holds."""
 
@@ -238,6 +246,7 @@ class IngestConfig(StrictModel):
     on_bad_station: Literal["fail", "skip"] = Field(
         "fail", description="fail the run on a station's bad input, or skip it and report why")
     title: str | None = None
+    output: OutputConfig = Field(default_factory=OutputConfig)
 
     @model_validator(mode="after")
     def _unique_variables(self) -> IngestConfig:

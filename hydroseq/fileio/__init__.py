@@ -1,14 +1,20 @@
 """Small file helpers shared by every stage: atomic writes, output sets published as a unit, checksums.
 
-:mod:`.atomic` replaces one file whole or not at all; :mod:`.output_set` publishes several files
+:mod:`.atomic` replaces one file (or folder) whole or not at all; :mod:`.output_set` publishes several files
 together under a manifest (:func:`publish_set`) and lets readers check them (:func:`verify_set`).
 """
 
 from hydroseq.fileio.atomic import (
+    atomic_folder,
     atomic_path,
     make_output_dir,
     prepare_output_file,
+    remove_path,
+    replace_path,
     sha256_file,
+    sha256_path,
+    size_of_path,
+    temp_folder,
     temp_path,
     write_bytes_atomic,
     write_text_atomic,
@@ -27,7 +33,8 @@ from hydroseq.fileio.output_set import (
 )
 
 __all__ = [
-    "FAULT_ENV", "MANIFEST_FORMAT", "MANIFEST_SUFFIX", "STALE_AFTER_S", "StagedSet", "atomic_path",
+    "FAULT_ENV", "MANIFEST_FORMAT", "MANIFEST_SUFFIX", "STALE_AFTER_S", "StagedSet", "atomic_folder", "atomic_path",
     "clean_stale_temporaries", "copy_set", "make_output_dir", "manifest_path", "prepare_output_file",
-    "publish_set", "sha256_file", "temp_path", "verify_set", "write_bytes_atomic", "write_text_atomic",
+    "publish_set", "remove_path", "replace_path", "sha256_file", "sha256_path", "size_of_path", "temp_folder",
+    "temp_path", "verify_set", "write_bytes_atomic", "write_text_atomic",
 ]

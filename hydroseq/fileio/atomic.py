@@ -1,6 +1,6 @@
-"""Atomic writes: a file is replaced whole or not at all; checksums.
+"""Atomic writes: a file (or a folder, such as a Zarr store) is replaced whole or not at all; checksums.
 
-Temporary files are created beside their target as ``.<target name>.<pid>.<token>.tmp`` (hidden,
+Temporary files and folders are created beside their target as ``.<target name>.<pid>.<token>.tmp`` (hidden,
 with the creating process id) so that a later run can tell a stale one (its process is gone) from
 one still being written (see :func:`hydroseq.fileio.output_set.clean_stale_temporaries`).
 
@@ -15,6 +15,7 @@ import contextlib
 import hashlib
 import os
 import secrets
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -105,6 +106,70 @@ def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
         tmp.unlink(missing_ok=True)
 
 
+def temp_folder(target: str | os.PathLike[str]) -> Path:
+    """Create an empty temporary folder beside ``target`` (named as :func:`temp_path` names files) and return it."""
+    target = Path(target)
+    if target.exists() and not target.is_dir():
+        raise OutputPathError(target, "is a file, expected a folder path")
+    make_output_dir(target.parent)
+    while True:
+        tmp = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+        try:
+            tmp.mkdir()
+            return tmp
+        except FileExistsError:
+            continue
+        except OSError as error:
+            raise OutputPathError(target, f"cannot write in {target.parent} ({_problem(error)})") from None
+
+
+def replace_path(source: Path, target: Path) -> None:
+    """Rename ``source`` onto ``target``: a file in one step; a folder replacing a folder in two.
+
+    A folder cannot be renamed onto a non-empty one, so an existing ``target`` folder is first
+    renamed aside (to a temporary name, see :func:`temp_folder`), then removed: a reader in between
+    finds no ``target``, never a mixture of the old and the new content.
+    """
+    if not (source.is_dir() and target.is_dir()):
+        os.replace(source, target)
+        return
+    aside = temp_folder(target)
+    os.replace(target, aside)
+    os.replace(source, target)
+    shutil.rmtree(aside, ignore_errors=True)
+
+
+def remove_path(path: Path) -> None:
+    """Remove the file or folder ``path`` if it exists."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def atomic_folder(target: str | os.PathLike[str]) -> Iterator[Path]:
+    """Yield an empty temporary folder beside ``target``; it replaces ``target`` on success
+    (:func:`replace_path`) and is removed if the block raises, leaving ``target`` as it was.
+
+    Raises
+    ------
+    OutputPathError
+        If the folder cannot be made or written, or ``target`` is a file.
+    """
+    target = Path(target)
+    tmp = temp_folder(target)
+    try:
+        yield tmp
+        replace_path(tmp, target)
+    except OSError as error:
+        if {str(error.filename), str(error.filename2)} & {str(tmp), str(target)}:
+            raise OutputPathError(target, f"cannot be written ({_problem(error)})") from None
+        raise
+    finally:
+        remove_path(tmp)
+
+
 def write_text_atomic(target: str | os.PathLike[str], text: str) -> None:
     """Write ``text`` to ``target`` atomically."""
     with atomic_path(target) as tmp:
@@ -124,3 +189,24 @@ def sha256_file(path: str | os.PathLike[str], chunk_size: int = 1 << 20) -> str:
         for chunk in iter(lambda: handle.read(chunk_size), b""):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+def sha256_path(path: str | os.PathLike[str]) -> str:
+    """:func:`sha256_file` of a file; of a folder, the SHA-256 over its files' relative paths (sorted,
+    ``/``-separated) and their SHA-256s, so the same content gives the same digest anywhere."""
+    path = Path(path)
+    if not path.is_dir():
+        return sha256_file(path)
+    digest = hashlib.sha256()
+    files = {item.relative_to(path).as_posix(): item for item in path.rglob("*") if item.is_file()}
+    for name in sorted(files):
+        digest.update(f"{name}\0{sha256_file(files[name])}\n".encode())
+    return digest.hexdigest()
+
+
+def size_of_path(path: str | os.PathLike[str]) -> int:
+    """Bytes of a file, or of every file in a folder."""
+    path = Path(path)
+    if not path.is_dir():
+        return path.stat().st_size
+    return sum(item.stat().st_size for item in path.rglob("*") if item.is_file())

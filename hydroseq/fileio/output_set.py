@@ -1,5 +1,9 @@
 """Output sets: several files published together under a manifest, all of them or none.
 
+A member of a set may be a folder (a Zarr store): it is staged as a temporary folder, recorded
+with its total size and :func:`~hydroseq.fileio.atomic.sha256_path`, and replaces the old folder
+on publishing (:func:`~hydroseq.fileio.atomic.replace_path`).
+
 A set is committed by a journal, so a run killed in the middle of publishing is finished by the
 next one in the folder; stale temporaries (their process is gone) are removed then too.
 """
@@ -17,7 +21,16 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from hydroseq.fileio.atomic import prepare_output_file, sha256_file, temp_path, write_text_atomic
+from hydroseq.fileio.atomic import (
+    prepare_output_file,
+    remove_path,
+    replace_path,
+    sha256_path,
+    size_of_path,
+    temp_folder,
+    temp_path,
+    write_text_atomic,
+)
 
 MANIFEST_SUFFIX = ".manifest.json"
 MANIFEST_FORMAT = "hydroseq-output-set/1"
@@ -43,14 +56,24 @@ class StagedSet:
 
     def path(self, target: str | os.PathLike[str]) -> Path:
         """The temporary file to write ``target``'s content to (it is published with the set)."""
+        target = self._new_member(target)
+        self.staged[target] = temp_path(target)
+        return self.staged[target]
+
+    def folder(self, target: str | os.PathLike[str]) -> Path:
+        """The empty temporary folder to write the folder ``target``'s content to (published with the set)."""
+        target = self._new_member(target)
+        self.staged[target] = temp_folder(target)
+        return self.staged[target]
+
+    def _new_member(self, target: str | os.PathLike[str]) -> Path:
         target = Path(target)
         if target.parent.resolve() != self.manifest.parent.resolve():
             raise ValueError(f"{target} is not in the set's folder {self.manifest.parent}")
         if target in self.staged or target.name == self.manifest.name:
             raise ValueError(f"{target} is already part of the set")
         _fault_point("written", len(self.staged))
-        self.staged[target] = temp_path(target)
-        return self.staged[target]
+        return target
 
 
 @contextlib.contextmanager
@@ -73,7 +96,7 @@ def publish_set(manifest: str | os.PathLike[str]) -> Iterator[StagedSet]:
     try:
         yield staged
         _fault_point("written", len(staged.staged))
-        entries = {target.name: {"staged": tmp.name, "bytes": tmp.stat().st_size, "sha256": sha256_file(tmp)}
+        entries = {target.name: {"staged": tmp.name, "bytes": size_of_path(tmp), "sha256": sha256_path(tmp)}
                    for target, tmp in staged.staged.items()}
         journal_tmp = temp_path(manifest)
         journal_tmp.write_text(json.dumps({"manifest": manifest.name, "files": entries}, indent=1))
@@ -83,7 +106,7 @@ def publish_set(manifest: str | os.PathLike[str]) -> Iterator[StagedSet]:
             _finish(manifest, entries, journal)
     finally:
         for tmp in staged.staged.values():
-            tmp.unlink(missing_ok=True)
+            remove_path(tmp)
         with contextlib.suppress(NameError):
             journal_tmp.unlink(missing_ok=True)
 
@@ -96,7 +119,7 @@ def _finish(manifest: Path, entries: dict[str, dict], journal: Path) -> None:
     for k, (name, entry) in enumerate(sorted(entries.items()), start=1):
         staged = folder / entry["staged"]
         if staged.exists():
-            os.replace(staged, folder / name)
+            replace_path(staged, folder / name)
         _fault_point("published", k)
     files = [{"name": name, "bytes": entry["bytes"], "sha256": entry["sha256"]}
              for name, entry in sorted(entries.items())]
@@ -114,7 +137,7 @@ def verify_set(manifest: str | os.PathLike[str]) -> dict[str, str] | None:
         return None
     for entry in files:
         path = manifest.parent / entry["name"]
-        if not path.is_file() or path.stat().st_size != entry["bytes"] or sha256_file(path) != entry["sha256"]:
+        if not path.exists() or size_of_path(path) != entry["bytes"] or sha256_path(path) != entry["sha256"]:
             return None
     return {entry["name"]: entry["sha256"] for entry in files}
 
@@ -133,9 +156,14 @@ def copy_set(manifest: str | os.PathLike[str], folder: str | os.PathLike[str]) -
         raise ValueError(f"{manifest}: the files of this set are missing or differ from the manifest")
     with publish_set(folder / manifest.name) as staged:
         for name, sha256 in hashes.items():
-            copy = staged.path(folder / name)
-            shutil.copyfile(manifest.parent / name, copy)
-            if sha256_file(copy) != sha256:
+            source = manifest.parent / name
+            if source.is_dir():
+                copy = staged.folder(folder / name)
+                shutil.copytree(source, copy, dirs_exist_ok=True)
+            else:
+                copy = staged.path(folder / name)
+                shutil.copyfile(source, copy)
+            if sha256_path(copy) != sha256:
                 raise ValueError(f"{manifest.parent / name} changed while it was copied")
     return folder / manifest.name
 
@@ -162,7 +190,7 @@ def clean_stale_temporaries(folder: str | os.PathLike[str]) -> list[Path]:
         if match is not None and match["kind"] == "journal":
             _roll_forward(path)
         if path.exists():
-            path.unlink(missing_ok=True)
+            remove_path(path)
             removed.append(path)
     return removed
 

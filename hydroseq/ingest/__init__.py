@@ -1,4 +1,4 @@
-"""Ingestion: raw station and gridded sources onto one leakage-free time grid (NetCDF).
+"""Ingestion: raw station and gridded sources onto one leakage-free time grid (NetCDF or Zarr).
 
 Public API: :func:`ingest` (what ``hydroseq ingest`` calls); :func:`ingest_station` (the pure
 per-station step, mappable over stations) with what it needs, :func:`load_stations` (the station
@@ -7,8 +7,8 @@ table), :func:`plan_sources` and :func:`build_grid`; :func:`dask_client` (the lo
 :func:`dataset_checksum`.
 """
 
+from hydroseq.ingest.checksum import dataset_checksum
 from hydroseq.ingest.distributed import dask_client
-from hydroseq.ingest.output import dataset_checksum
 from hydroseq.ingest.pipeline import ingest, plan_sources
 from hydroseq.ingest.report import IngestReport
 from hydroseq.ingest.station import SourcePlan, StationResult, ingest_station

@@ -28,7 +28,8 @@ import xarray as xr
 
 from hydroseq.errors import InputDataError
 from hydroseq.grid import GridSpec
-from hydroseq.ingest.output import dataset_checksum, history_line
+from hydroseq.ingest.checksum import dataset_checksum
+from hydroseq.ingest.output import history_line
 from hydroseq.ingested import open_ingested
 
 

@@ -1,10 +1,11 @@
-"""The ingested dataset: CF-1.8 NetCDF4 as described in ``docs/dataset-format.md``."""
+"""The ingested dataset: CF-1.8 NetCDF4 as ``docs/dataset-format.md`` describes it (Zarr: :mod:`.zarr_output`)."""
 
 from __future__ import annotations
 
-import hashlib
 import json
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import xarray as xr
@@ -16,8 +17,10 @@ from hydroseq.config.variables import VariableSpec
 from hydroseq.fileio import atomic_path, sha256_file
 from hydroseq.grid import GridSpec
 from hydroseq.ingest import units
+from hydroseq.ingest.checksum import dataset_checksum
 from hydroseq.ingest.forecast_grid import ForecastOnGrid
 from hydroseq.ingest.station import StationResult
+from hydroseq.ingest.stations import Station
 from hydroseq.ingest.timegrid import TimeGrid
 
 # float64 minutes: CF-1.8 has no 64-bit integers; whole minutes are exact over all of datetime64[ns]
@@ -39,7 +42,19 @@ def build_dataset(config: IngestConfig, grid: TimeGrid, results: list[StationRes
     """Assemble the dataset (in memory) from the per-station results and the forecast sources on
     the grid, with every attribute of the contract including ``dataset_checksum``."""
     stations = [result.station for result in results]
-    coords = {
+    stacked = {name: np.stack([result.values[name] for result in results]) for name in observed_names(config)}
+    ds = xr.Dataset({**observed_variables(config, stacked), **static_variables(config, stations)},
+                    coords=station_coords(stations, grid))
+    if forecasts:
+        ds = ds.merge(forecast_dataset(forecasts))
+    ds.attrs = global_attrs(config, grid, source_files, len(stations))
+    ds.attrs["dataset_checksum"] = dataset_checksum(ds)
+    return ds
+
+
+def station_coords(stations: list[Station], grid: TimeGrid) -> dict[str, tuple[str, np.ndarray, dict[str, str]]]:
+    """The ``station`` and ``time`` coordinates and the per-station ones (name, position, area)."""
+    return {
         "station": ("station", np.array([s.id for s in stations], dtype=object),
                     {"long_name": "station id", "cf_role": "timeseries_id"}),
         "time": ("time", grid.labels.to_numpy(),
@@ -52,62 +67,74 @@ def build_dataset(config: IngestConfig, grid: TimeGrid, results: list[StationRes
         "area_km2": ("station", np.array([s.area_km2 for s in stations]),
                      {"long_name": "catchment area", "units": "km2"}),
     }
-    data_vars: dict[str, tuple[str | tuple[str, ...], np.ndarray, dict[str, str]]] = {}
+
+
+def observed_names(config: IngestConfig) -> list[str]:
+    """The dynamic variables of ``config``'s sources, in config order."""
+    return [name for source in config.sources for name in source.variables]
+
+
+def observed_variables(config: IngestConfig,
+                       stacked: Mapping[str, Any]) -> dict[str, tuple[Any, Any, dict[str, str]]]:
+    """Each dynamic variable (``stacked[name]``, station x time) as float32, followed by its coverage.
+
+    ``stacked`` may hold numpy or dask arrays (a lazy template of the variables, see
+    :mod:`hydroseq.ingest.zarr_output`)."""
+    variables: dict[str, tuple[Any, Any, dict[str, str]]] = {}
     for source in config.sources:
         for name, spec in source.variables.items():
-            stacked = np.stack([result.values[name] for result in results]).astype(np.float32)
-            data_vars[name] = (("station", "time"), stacked, _dynamic_attrs(name, spec, source))
-            data_vars[f"coverage_{name}"] = ("station", np.mean(np.isfinite(stacked), axis=1).astype(np.float32),
+            values = stacked[name].astype(np.float32)
+            variables[name] = (("station", "time"), values, _dynamic_attrs(name, spec, source))
+            variables[f"coverage_{name}"] = ("station", np.mean(np.isfinite(values), axis=1).astype(np.float32),
                                              {"long_name": f"fraction of grid steps with a valid {name}",
                                               "units": "1", "hydroseq_role": "coverage"})
+    return variables
+
+
+def static_variables(config: IngestConfig,
+                     stations: list[Station]) -> dict[str, tuple[str, np.ndarray, dict[str, str]]]:
+    """The station attributes of the stations table that the config names, as float32 ``(station,)``."""
     static_units = config.stations.static_units
+    variables = {}
     for attribute in config.stations.static_attributes:
         units_attr = {"units": static_units[attribute]} if attribute in static_units else {}
-        data_vars[attribute] = ("station", np.array([s.static[attribute] for s in stations], dtype=np.float32),
+        variables[attribute] = ("station", np.array([s.static[attribute] for s in stations], dtype=np.float32),
                                 {"long_name": attribute, **units_attr, "hydroseq_role": "static"})
-    if forecasts:
-        horizon = max(forecast.source.horizon for forecast in forecasts)
-        coords["lead"] = ("lead", np.arange(1, horizon + 1, dtype=np.int32),
-                          {"long_name": "lead time in grid steps: lead l of issue t covers "
-                                        "(t + (l-1) step, t + l step]", "units": "1"})
-        for forecast in forecasts:
-            data_vars.update(_forecast_variables(forecast, horizon))
-    ds = xr.Dataset(data_vars, coords=coords)
-    ds.attrs = _global_attrs(config, grid, source_files, len(stations))
-    ds.attrs["dataset_checksum"] = dataset_checksum(ds)
-    return ds
+    return variables
+
+
+def forecast_dataset(forecasts: tuple[ForecastOnGrid, ...]) -> xr.Dataset:
+    """The forecast variables ``(station, time, lead)``, their reference times and the ``lead`` coordinate."""
+    horizon = max(forecast.source.horizon for forecast in forecasts)
+    lead = ("lead", np.arange(1, horizon + 1, dtype=np.int32),
+            {"long_name": "lead time in grid steps: lead l of issue t covers "
+                          "(t + (l-1) step, t + l step]", "units": "1"})
+    variables = {}
+    for forecast in forecasts:
+        variables.update(_forecast_variables(forecast, horizon))
+    return xr.Dataset(variables, coords={"lead": lead})
+
+
+def cf_encoding(ds: xr.Dataset) -> dict[str, dict]:
+    """The encoding every writer uses: NaN as float32 fill value, times as :data:`TIME_ENCODING`."""
+    encoding: dict[str, dict] = {str(name): {"_FillValue": np.float32(np.nan)} for name in ds.data_vars
+                                 if ds[name].dtype == np.float32}
+    encoding["time"] = encoding[_TIME_BOUNDS] = {**TIME_ENCODING, "_FillValue": None}
+    for variable in ds.data_vars.values():
+        if variable.dtype.kind == "M" and variable.name != _TIME_BOUNDS:
+            encoding[str(variable.name)] = {**TIME_ENCODING, "_FillValue": np.nan}
+    return encoding
 
 
 def write_dataset(ds: xr.Dataset, out: str | Path) -> None:
     """Write ``ds`` to ``out`` atomically (temporary file beside it, then rename), with the
     interval of each time label as CF cell bounds (``time_bnds``, derived from the grid step)."""
-    ds = _with_time_bounds(ds)
-    encoding: dict[str, dict] = {str(name): {"_FillValue": np.float32(np.nan)} for name in ds.data_vars
-                                 if ds[name].dtype == np.float32}
-    encoding["time"] = encoding[_TIME_BOUNDS] = {**TIME_ENCODING, "_FillValue": None}
+    ds = with_time_bounds(ds)
+    encoding = cf_encoding(ds)
     for name in ("station", "station_name"):
         encoding[name] = {"dtype": str}
-    for variable in ds.data_vars.values():
-        if variable.dtype.kind == "M" and variable.name != _TIME_BOUNDS:
-            encoding[str(variable.name)] = {**TIME_ENCODING, "_FillValue": np.nan}
     with atomic_path(out) as tmp:
         ds.to_netcdf(tmp, engine="netcdf4", format="NETCDF4", encoding=encoding)
-
-
-def dataset_checksum(ds: xr.Dataset) -> str:
-    """SHA-256 over every variable's and coordinate's name and values (not attributes), cell
-    bounds excepted (they follow from the labels and the grid step).
-
-    Values are canonicalised (text as UTF-8, times as int64 ns, NaN as one bit pattern) so the
-    digest is the same before writing and after reading the file back, whatever the writer.
-    """
-    bounds = {str(ds[name].attrs["bounds"]) for name in ds.variables if "bounds" in ds[name].attrs}
-    digest = hashlib.sha256()
-    for name in sorted(set(map(str, ds.variables)) - bounds):
-        values = np.asarray(ds[name].values)
-        digest.update(name.encode() + b"\0" + str(values.shape).encode() + b"\0")
-        digest.update(_canonical_bytes(values))
-    return digest.hexdigest()
 
 
 def history_line(command: str, labels: np.ndarray, n_stations: int) -> str:
@@ -116,25 +143,13 @@ def history_line(command: str, labels: np.ndarray, n_stations: int) -> str:
     return f"hydroseq {__version__} {command}: {n_stations} stations, grid labels {first}Z..{last}Z"
 
 
-def _with_time_bounds(ds: xr.Dataset) -> xr.Dataset:
+def with_time_bounds(ds: xr.Dataset) -> xr.Dataset:
     """A shallow copy of ``ds`` with ``time_bnds(time, nv)``: ``(t - step, t]`` for each label ``t``."""
     step = np.timedelta64(GridSpec.from_attrs(ds.attrs).step.value, "ns")
     labels = ds["time"].values.astype("datetime64[ns]")
     bounded = ds.assign({_TIME_BOUNDS: (("time", "nv"), np.stack([labels - step, labels], axis=1))})
     bounded["time"].attrs = {**ds["time"].attrs, "bounds": _TIME_BOUNDS}
     return bounded
-
-
-def _canonical_bytes(values: np.ndarray) -> bytes:
-    if values.dtype.kind in "OUS":
-        items = [item.decode() if isinstance(item, bytes) else str(item) for item in values.ravel().tolist()]
-        return "\x1f".join(items).encode()
-    if values.dtype.kind == "M":
-        return values.astype("datetime64[ns]").view(np.int64).tobytes()
-    if values.dtype.kind == "f":
-        canonical = np.where(np.isnan(values), np.nan, values).astype(values.dtype)
-        return values.dtype.str.encode() + np.ascontiguousarray(canonical).tobytes()
-    return values.dtype.str.encode() + np.ascontiguousarray(values).tobytes()
 
 
 def _dynamic_attrs(name: str, spec: VariableSpec, source: SourceConfig) -> dict[str, str]:
@@ -190,7 +205,8 @@ def _guess_standard_name(name: str, output_units: str) -> str | None:
     return None
 
 
-def _global_attrs(config: IngestConfig, grid: TimeGrid, source_files: list[Path], n_stations: int) -> dict[str, str]:
+def global_attrs(config: IngestConfig, grid: TimeGrid, source_files: list[Path], n_stations: int) -> dict[str, str]:
+    """The global attributes of the contract, ``dataset_checksum`` excepted."""
     return {
         "Conventions": "CF-1.8",
         "featureType": "timeSeries",

@@ -8,21 +8,23 @@ from pathlib import Path
 from tqdm import tqdm
 
 from hydroseq.config import IngestConfig
-from hydroseq.errors import InputDataError
+from hydroseq.errors import ConfigError, InputDataError
 from hydroseq.fileio import manifest_path, publish_set
 from hydroseq.ingest.append import append_to_existing
 from hydroseq.ingest.forecast_grid import grid_forecast_source
 from hydroseq.ingest.output import build_dataset, write_dataset
 from hydroseq.ingest.readers import READERS, source_files
-from hydroseq.ingest.report import IngestReport, build_report, save_report
+from hydroseq.ingest.report import IngestReport, build_report, nothing_ingested, save_report
 from hydroseq.ingest.station import SourcePlan, StationResult, ingest_station
 from hydroseq.ingest.stations import Station, load_stations
 from hydroseq.ingest.timegrid import TimeGrid, build_grid
+from hydroseq.ingest.zarr_output import check_replaceable, is_zarr_path, stations_per_chunk, write_zarr
 
 
 def ingest(config: IngestConfig, out: str | Path, workers: int | None = None, scheduler: str | None = None,
            append: bool = False, show_progress: bool = True) -> IngestReport:
-    """Resample every configured source onto the grid and write one NetCDF dataset.
+    """Resample every configured source onto the grid and write one NetCDF dataset, or a Zarr store
+    when ``out`` ends in ``.zarr`` (:mod:`hydroseq.ingest.zarr_output`; not with ``append``).
 
     Writes ``out`` and the report files beside it as one set under ``<out stem>.manifest.json``
     (:func:`hydroseq.fileio.publish_set`: all of them or none) and returns the
@@ -31,16 +33,32 @@ def ingest(config: IngestConfig, out: str | Path, workers: int | None = None, sc
     is written. Forecast sources (``forecast_sources``) are gridded after the observations, in this
     process, at the stations ingested (:mod:`hydroseq.ingest.forecast_grid`). ``workers`` (a new
     local dask cluster of that many processes) or ``scheduler`` (an existing one) grid the stations
-    in parallel; the file is the same as a serial run's.
+    in parallel; the file is the same as a serial run's (a Zarr store is written by the workers,
+    :mod:`hydroseq.ingest.zarr_on_dask`).
     ``append`` adds the grid steps of this config to the existing ``out`` (see
     :mod:`hydroseq.ingest.append`). ``show_progress`` draws a progress bar on a terminal.
     """
     out = Path(out)
+    zarr_output = is_zarr_path(out)
+    if zarr_output and append:
+        raise ConfigError(f"ingest --append writes NetCDF only, not a Zarr store ({out}): append to a .nc "
+                          "file, or run a full ingest into the store")
+    if zarr_output:
+        check_replaceable(out)
     grid = build_grid(config.grid)
     stations = load_stations(config.stations)
     plans, files, dropped = plan_sources(config, stations)
+    on_dask = workers is not None or scheduler is not None
+    if zarr_output and on_dask:
+        from hydroseq.ingest.zarr_on_dask import ingest_zarr_on_dask
+
+        todo = [station for station in stations if station.id not in dropped]
+        if not todo:
+            raise nothing_ingested(out, dropped)
+        return ingest_zarr_on_dask(config, out, grid, todo, plans, files, dropped, workers=workers,
+                                   scheduler=scheduler, show_progress=show_progress)
     results: list[StationResult] = []
-    if workers is not None or scheduler is not None:
+    if on_dask:
         results = _grid_on_dask(config, stations, plans, grid, dropped, workers, scheduler, show_progress)
     else:
         # disable=None: the bar is drawn on a terminal only, so logs and piped stderr hold just the errors
@@ -52,7 +70,7 @@ def ingest(config: IngestConfig, out: str | Path, workers: int | None = None, sc
             except InputDataError as error:
                 _skip_or_raise(config, dropped, station.id, error)
     if not results:
-        raise InputDataError(out, "no station could be ingested: " + "; ".join(f"{k}: {v}" for k, v in dropped.items()))
+        raise nothing_ingested(out, dropped)
     stations_done = [result.station for result in results]
     forecasts = tuple(grid_forecast_source(source, stations_done, grid) for source in config.forecast_sources)
     files += [path for forecast in forecasts for path in forecast.files if path not in files]
@@ -62,7 +80,10 @@ def ingest(config: IngestConfig, out: str | Path, workers: int | None = None, sc
     marked_missing = {result.station.id: result.marked_missing for result in results}
     report = build_report(ds, out, dropped, marked_missing)
     with publish_set(manifest_path(out)) as staged:  # the dataset and its report appear together
-        write_dataset(ds, staged.path(out))
+        if zarr_output:
+            write_zarr(ds, staged.folder(out), stations_per_chunk(config, ds.sizes["time"], ds.sizes.get("lead", 0)))
+        else:
+            write_dataset(ds, staged.path(out))
         save_report(report, {kind: staged.path(path) for kind, path in report.paths.items()})
     return report
 

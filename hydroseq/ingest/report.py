@@ -19,6 +19,7 @@ import pandas as pd
 import xarray as xr
 from matplotlib.figure import Figure
 
+from hydroseq.errors import InputDataError
 from hydroseq.fileio import atomic_path, write_text_atomic
 
 
@@ -47,6 +48,15 @@ def build_report(ds: xr.Dataset, output: Path, dropped: dict[str, str],
                  marked_missing: dict[str, dict[str, int]] | None = None) -> IngestReport:
     """Per-station statistics of the dynamic variables of ``ds``; ``marked_missing`` maps station
     ids to the count of implausible observations set missing per variable."""
+    rows, records = report_rows(ds, marked_missing)
+    return IngestReport(output, pd.DataFrame(rows), dict(dropped), records)
+
+
+def report_rows(ds: xr.Dataset, marked_missing: dict[str, dict[str, int]] | None = None
+                ) -> tuple[list[dict[str, object]], dict[str, list[int]]]:
+    """The report's row of every station of ``ds`` and its contiguous-record lengths (see
+    :func:`build_report`); each station's come from its own series only, so the rows of several
+    datasets of different stations concatenate to those of one dataset holding them all."""
     dynamic = [str(name) for name in ds.data_vars if ds[name].attrs.get("hydroseq_role") == "dynamic"]
     valid = np.logical_and.reduce(np.stack([np.isfinite(ds[name].values) for name in dynamic]))  # (station, time)
     marked_missing = marked_missing or {}
@@ -61,7 +71,12 @@ def build_report(ds: xr.Dataset, output: Path, dropped: dict[str, str],
         row["marked_missing"] = int(sum(counts.values()))
         row.update({f"marked_missing_{name}": int(counts.get(name, 0)) for name in dynamic})
         rows.append(row)
-    return IngestReport(output, pd.DataFrame(rows), dict(dropped), records)
+    return rows, records
+
+
+def nothing_ingested(output: Path, dropped: dict[str, str]) -> InputDataError:
+    """The error of an ingest that dropped every station: each one with its reason."""
+    return InputDataError(output, "no station could be ingested: " + "; ".join(f"{k}: {v}" for k, v in dropped.items()))
 
 
 def run_lengths(valid: np.ndarray) -> list[int]:

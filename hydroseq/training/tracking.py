@@ -146,15 +146,18 @@ def where_to_look(tracking_uri: str) -> str:
 def ingest_report(data_path: str | Path) -> str:
     """A YAML summary of how the dataset was made: its global attributes and per-station coverage.
 
-    It is built from the NetCDF itself (``source_files``, ``ingest_config``, ``dataset_checksum``
-    and the ``coverage_*`` variables of ``docs/dataset-format.md``), so it exists for any ingested file.
+    It is built from the dataset itself, NetCDF file or Zarr store (``source_files``,
+    ``ingest_config``, ``dataset_checksum`` and the ``coverage_*`` variables of
+    ``docs/dataset-format.md``), so it exists for any ingested dataset.
     """
     import json
 
-    import xarray as xr
     import yaml
 
-    with xr.open_dataset(data_path) as dataset:
+    from hydroseq.ingested import open_ingested
+
+    dataset, _ = open_ingested(data_path)
+    with dataset:
         attrs = {key: value for key, value in dataset.attrs.items() if key != "ingest_config"}
         if isinstance(attrs.get("source_files"), str):
             try:
@@ -163,7 +166,7 @@ def ingest_report(data_path: str | Path) -> str:
                 pass
         coverage = {name.removeprefix("coverage_"): {str(s): round(float(v), 4) for s, v in
                                                      zip(dataset["station"].values, dataset[name].values, strict=True)}
-                    for name in dataset.data_vars if name.startswith("coverage_")}
+                    for name in map(str, dataset.data_vars) if name.startswith("coverage_")}
         report = {"file": str(data_path), "attributes": {k: _plain(v) for k, v in attrs.items()},
                   "coverage": coverage, "ingest_config": dataset.attrs.get("ingest_config", "")}
     return yaml.safe_dump(report, sort_keys=False, allow_unicode=True)
