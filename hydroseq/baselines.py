@@ -66,7 +66,8 @@ class DayOfYearMeans:
         return table
 
 
-def doy_climatology(target: np.ndarray, day_of_year: np.ndarray, fit_mask: np.ndarray) -> np.ndarray:
+def doy_climatology(target: np.ndarray, day_of_year: np.ndarray, fit_mask: np.ndarray,
+                    at: np.ndarray | None = None) -> np.ndarray:
     """Per-station mean of ``target`` by day of year, fitted on the steps in ``fit_mask`` only.
 
     Parameters
@@ -77,6 +78,8 @@ def doy_climatology(target: np.ndarray, day_of_year: np.ndarray, fit_mask: np.nd
         ``[time]`` local day of year of every step (see :meth:`hydroseq.grid.GridSpec.day_of_year`).
     fit_mask
         ``[time]`` booleans: the training period. Nothing outside it influences the result.
+    at
+        ``[time]`` booleans: return only these steps (default: every step).
 
     Returns
     -------
@@ -86,7 +89,7 @@ def doy_climatology(target: np.ndarray, day_of_year: np.ndarray, fit_mask: np.nd
     """
     means = DayOfYearMeans(target.shape[0])
     means.add(target[:, fit_mask], day_of_year[fit_mask])
-    return means.table()[:, day_of_year]
+    return means.table()[:, day_of_year if at is None else day_of_year[at]]
 
 
 def doy_quantile_table(target: np.ndarray, day_of_year: np.ndarray, fit_mask: np.ndarray,

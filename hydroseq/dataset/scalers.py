@@ -178,26 +178,36 @@ def _train_forecast_values(station_data: StationData, in_train: np.ndarray) -> n
     return values.transpose(0, 1, 3, 2).reshape(-1, len(station_data.forecast_names))
 
 
+MOMENT_BLOCK_ROWS = 2**18  # rows converted to float64 at a time: whole-array temporaries were 2 GB at 3,000 stations
+
+
 def _mean_std(values: np.ndarray, names: list[str] | tuple[str, ...], path: Path) -> tuple[np.ndarray, np.ndarray]:
-    """Column-wise mean and std over the valid (non-NaN) values, in float64.
+    """Column-wise mean and std over the valid (non-NaN) values, accumulated in float64 block by block.
 
     Raises :class:`InputDataError` naming the variable if a column holds an infinite value, has no
     valid value, or its mean or std is not finite (values so large that float64 overflows).
     """
-    values = values.astype(np.float64)
-    infinite = np.isinf(values).any(axis=0)
-    if infinite.any():
-        name = names[int(np.flatnonzero(infinite)[0])]
-        raise InputDataError(path, f"{name!r} has infinite values in the training period of the training stations")
-    finite = np.isfinite(values)
-    counts = finite.sum(axis=0)
+    blocks = [values[start: start + MOMENT_BLOCK_ROWS] for start in range(0, len(values), MOMENT_BLOCK_ROWS)]
+    counts = np.zeros(values.shape[1], dtype=np.int64)
+    sums = np.zeros(values.shape[1])
+    for block in blocks:
+        infinite = np.isinf(block).any(axis=0)
+        if infinite.any():
+            name = names[int(np.flatnonzero(infinite)[0])]
+            raise InputDataError(path, f"{name!r} has infinite values in the training period of the training stations")
+        finite = np.isfinite(block)
+        counts += finite.sum(axis=0)
+        with np.errstate(over="ignore", invalid="ignore"):
+            sums += np.where(finite, block, 0.0).sum(axis=0, dtype=np.float64)
     if (counts == 0).any():
         name = names[int(np.flatnonzero(counts == 0)[0])]
         raise InputDataError(path, f"{name!r} has no valid value in the training period of the training stations")
-    filled = np.where(finite, values, 0.0)
     with np.errstate(over="ignore", invalid="ignore"):
-        mean = filled.sum(axis=0) / counts
-        std = np.sqrt((np.where(finite, values - mean, 0.0) ** 2).sum(axis=0) / counts)
+        mean = sums / counts
+        squares = np.zeros_like(mean)
+        for block in blocks:
+            squares += (np.where(np.isfinite(block), block.astype(np.float64) - mean, 0.0) ** 2).sum(axis=0)
+        std = np.sqrt(squares / counts)
     _check_finite(mean, std, names, path)
     return mean, np.where(std > 0, std, 1.0)
 

@@ -100,8 +100,10 @@ def load_station_data(path: str | Path, data_config: DataConfig) -> StationData:
         station_ids = [str(value) for value in dataset["station"].values]
         rows = _station_rows(station_ids, data_config.stations, path)
         times = np.asarray(dataset["time"].values).astype("datetime64[ns]")
-        dynamic = np.stack([_time_series(dataset, name, rows, path) for name in data_config.dynamic_inputs],
-                           axis=-1)
+        # Filled variable by variable: stacking a list of them held every input twice.
+        dynamic = np.empty((len(rows), len(times), len(data_config.dynamic_inputs)), dtype=np.float32)
+        for column, name in enumerate(data_config.dynamic_inputs):
+            dynamic[..., column] = _time_series(dataset, name, rows, path)
         target = _time_series(dataset, data_config.target, rows, path)
         static = _static_table(dataset, data_config.static_inputs, rows, path)
         forecast = read_forecast_inputs(dataset, data_config.forecast_inputs, data_config.forecast_horizon, rows,
@@ -138,7 +140,9 @@ def _time_series(dataset: xr.Dataset, name: str, rows: list[int], path: Path) ->
     if set(variable.dims) != {"station", "time"}:
         raise InputDataError(path, f"variable {name!r} has dims {variable.dims}, expected (station, time)")
     values = variable.transpose("station", "time").values
-    return np.asarray(values[rows], dtype=np.float32)
+    if rows != list(range(len(values))):
+        values = values[rows]
+    return np.asarray(values, dtype=np.float32)
 
 
 def _static_table(dataset: xr.Dataset, names: list[str], rows: list[int], path: Path) -> np.ndarray:

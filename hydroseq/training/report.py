@@ -66,12 +66,15 @@ def baseline_forecasts(station_data: StationData, config: TrainConfig, predictio
     times = station_data.times
     in_train = station_data.grid.period_mask(times, config.data.splits.train)
     day = station_data.grid.day_of_year(times)
-    climatology = doy_climatology(station_data.target, day, in_train)
-    persisted = persistence(station_data.target, max(lead, 1))
-    late = {f"persistence_hidden{k}": persistence(station_data.target, lead + k)[:, prediction.in_split]
-            for k in hidden if k > 0}
-    return {"persistence": persisted[:, prediction.in_split], "climatology": climatology[:, prediction.in_split],
-            **late}
+    climatology = doy_climatology(station_data.target, day, in_train, at=prediction.in_split)
+    # Only the split and the steps persistence reaches back to are shifted (the grid is 3-8x longer).
+    first = int(np.argmax(prediction.in_split))
+    start = max(first - max(lead, 1) - max(hidden, default=0), 0)
+    window = station_data.target[:, start: first + len(prediction.times)]
+    in_window = prediction.in_split[start: first + len(prediction.times)]
+    late = {f"persistence_hidden{k}": persistence(window, lead + k)[:, in_window] for k in hidden if k > 0}
+    return {"persistence": persistence(window, max(lead, 1))[:, in_window],
+            "climatology": climatology, **late}
 
 
 def report_split(model: TrainedModel, station_data: StationData, scalers: Scalers, config: TrainConfig,
