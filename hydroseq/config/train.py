@@ -9,7 +9,7 @@ import itertools
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, NonNegativeInt, PositiveInt, model_validator
+from pydantic import Field, NonNegativeInt, PositiveFloat, PositiveInt, model_validator
 
 from hydroseq.config.base import StrictModel
 from hydroseq.config.dates import IsoDate
@@ -136,6 +136,9 @@ class DataConfig(StrictModel):
         "memory", description="where the scaled per-step inputs live while training: in memory, or in a "
                               "temporary file in cache_dir read sample by sample (out-of-core, for datasets "
                               "larger than memory; same batches; docs/scaling.md)")
+    memory_budget_gb: PositiveFloat | None = Field(
+        None, description="with storage: memory, put the scaled inputs on disk instead when the process's "
+                          "resident memory plus their size would exceed this many GB (docs/scaling.md)")
 
     @model_validator(mode="after")
     def _lengths(self) -> DataConfig:

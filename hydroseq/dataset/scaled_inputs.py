@@ -15,6 +15,7 @@ holds none of the per-step arrays (the operating system's page cache serves repe
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import tempfile
 import weakref
@@ -27,6 +28,8 @@ import numpy as np
 from hydroseq.dataset.features import FeatureLayout, step_features
 from hydroseq.dataset.scalers import Scalers
 from hydroseq.dataset.station_data import StationData
+
+logger = logging.getLogger(__name__)
 
 Storage = Literal["memory", "disk"]
 STATION_BLOCK = 64  # stations scaled at a time: bounds the temporaries at 64 stations' worth
@@ -163,21 +166,44 @@ def build_scaled_inputs(data: StationData, scalers: Scalers, layout: FeatureLayo
     return result
 
 
-_last: list[tuple[StationData, Scalers, FeatureLayout, int, Storage, ScaledInputs]] = []
+_last: list[tuple[StationData, Scalers, FeatureLayout, int, ScaledInputs]] = []
 
 
 def shared_scaled_inputs(data: StationData, scalers: Scalers, layout: FeatureLayout, max_lead: int,
-                         storage: Storage = "memory", folder: str | Path | None = None) -> ScaledInputs:
+                         storage: Storage = "memory", folder: str | Path | None = None,
+                         memory_budget_gb: float | None = None) -> ScaledInputs:
     """:func:`build_scaled_inputs`, reused while the same ``data`` and ``scalers`` objects are asked for.
 
     The training set and every validation pass of a run (and the final report's splits) then share
-    one copy. Only the latest is kept, so a new dataset or new scalers free the previous arrays.
+    one copy, wherever it was put. Only the latest is kept, so a new dataset or new scalers free the
+    previous arrays. ``memory_budget_gb``: memory storage turns to disk when the resident memory of
+    the process plus the arrays would exceed it.
     """
-    for cached_data, cached_scalers, cached_layout, cached_lead, cached_storage, inputs in _last:
-        if (cached_data is data and cached_scalers is scalers and cached_layout == layout
-                and cached_lead == max_lead and cached_storage == storage):
+    for cached_data, cached_scalers, cached_layout, cached_lead, inputs in _last:
+        if cached_data is data and cached_scalers is scalers and cached_layout == layout and cached_lead == max_lead:
             return inputs
     _last.clear()
+    if storage == "memory" and memory_budget_gb is not None:
+        needed = scaled_bytes(data, layout, max_lead) + resident_bytes()
+        if needed > memory_budget_gb * 1e9:
+            logger.info("scaled inputs on disk: %.2f GB resident plus %.2f GB of arrays exceed the %.2f GB budget",
+                        resident_bytes() / 1e9, scaled_bytes(data, layout, max_lead) / 1e9, memory_budget_gb)
+            storage = "disk"
     inputs = build_scaled_inputs(data, scalers, layout, max_lead, storage, folder)
-    _last.append((data, scalers, layout, max_lead, storage, inputs))
+    _last.append((data, scalers, layout, max_lead, inputs))
     return inputs
+
+
+def scaled_bytes(data: StationData, layout: FeatureLayout, max_lead: int) -> int:
+    """Bytes of the per-step features and padded target that memory storage holds."""
+    n_step = len(layout.names) - len(layout.static_names)
+    return 4 * data.n_stations * (data.n_times * n_step + data.n_times + max_lead)
+
+
+def resident_bytes() -> int:
+    """The process's resident memory now (Linux ``/proc``; elsewhere its peak so far)."""
+    try:
+        return int(Path("/proc/self/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        import resource
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024

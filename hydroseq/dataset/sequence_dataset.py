@@ -43,7 +43,7 @@ class SequenceDataset(torch.utils.data.Dataset):
         self.leads = np.asarray(index.leads, dtype=np.int64)
         self.layout = FeatureLayout.from_config(data_config)
         self.inputs = shared_scaled_inputs(station_data, scalers, self.layout, int(self.leads.max()),
-                                           data_config.storage, data_config.cache_dir)
+                                           data_config.storage, data_config.cache_dir, data_config.memory_budget_gb)
         in_split = station_data.grid.period_mask(station_data.times, getattr(data_config.splits, index.split))
         # The split's own view of the shared inputs: targets only inside its period (per-step), and
         # forecast inputs whose lead window ends after it (perfect ones read the future) missing.

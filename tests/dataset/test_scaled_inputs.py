@@ -39,8 +39,8 @@ def test_disk_storage_gives_bit_identical_batches(config_and_data, split: str, t
     config, data, scalers = config_and_data
     index = build_sample_index(data, config, split, cache_dir=None)
     in_memory = SequenceDataset(data, scalers, index, config)
-    on_disk = SequenceDataset(data, scalers, index, config.model_copy(update={"storage": "disk",
-                                                                              "cache_dir": tmp_path}))
+    disk_config = config.model_copy(update={"storage": "disk", "cache_dir": tmp_path})
+    on_disk = SequenceDataset(data, Scalers.fit(data, config), index, disk_config)  # new scalers: not shared
     assert in_memory.inputs.storage == "memory" and on_disk.inputs.storage == "disk"
     for got, expected in zip(_batch_arrays(on_disk), _batch_arrays(in_memory), strict=True):
         assert got.dtype == expected.dtype
@@ -93,3 +93,12 @@ def test_the_disk_file_goes_with_the_object(config_and_data, tmp_path: Path) -> 
     del inputs
     gc.collect()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_memory_budget_too_small_puts_the_inputs_on_disk(config_and_data, tmp_path: Path) -> None:
+    config, data, _ = config_and_data
+    index = build_sample_index(data, config, "train", cache_dir=None)
+    roomy = SequenceDataset(data, Scalers.fit(data, config), index, config.model_copy(update={"memory_budget_gb": 1e3}))
+    tight = config.model_copy(update={"memory_budget_gb": 1e-3, "cache_dir": tmp_path})
+    assert roomy.inputs.storage == "memory"
+    assert SequenceDataset(data, Scalers.fit(data, config), index, tight).inputs.storage == "disk"
