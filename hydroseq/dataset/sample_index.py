@@ -168,6 +168,9 @@ def run_length_so_far(valid: np.ndarray) -> np.ndarray:
     return np.where(valid, steps - last_invalid, 0)
 
 
+INDEX_BLOCK_STATIONS = 256
+
+
 def _sequence_samples(history_ok: np.ndarray, valid_target: np.ndarray, in_period: np.ndarray,
                       leads: tuple[int, ...], data_config: DataConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     n_times = history_ok.shape[1]
@@ -178,10 +181,17 @@ def _sequence_samples(history_ok: np.ndarray, valid_target: np.ndarray, in_perio
     for lead in leads:
         targets_in_period &= in_period[ends + lead]
         any_target |= valid_target[:, ends + lead]
-    length = np.minimum(run_length_so_far(history_ok)[:, : len(ends)], data_config.max_len)
-    keep = (length >= data_config.min_len) & any_target & targets_in_period
-    station, end = np.nonzero(keep)
-    return station.astype(np.int64), end.astype(np.int64), length[station, end].astype(np.int64)
+    stations, samples_end, lengths = [], [], []
+    for first in range(0, history_ok.shape[0], INDEX_BLOCK_STATIONS):  # int64 run lengths of a block at a time
+        rows = slice(first, first + INDEX_BLOCK_STATIONS)
+        length = np.minimum(run_length_so_far(history_ok[rows])[:, : len(ends)], data_config.max_len)
+        keep = (length >= data_config.min_len) & any_target[rows] & targets_in_period
+        station, end = np.nonzero(keep)
+        stations.append(station + first)
+        samples_end.append(end)
+        lengths.append(length[station, end])
+    return (np.concatenate(stations).astype(np.int64), np.concatenate(samples_end).astype(np.int64),
+            np.concatenate(lengths).astype(np.int64))
 
 
 def _per_step_chunks(valid: np.ndarray, valid_target: np.ndarray,

@@ -59,15 +59,21 @@ def nse_loss(pred: Tensor, target: Tensor, mask: Tensor | None, station_std: Ten
     return _weighted_mean_se(pred, target, mask, weight)
 
 
+STD_BLOCK_STATIONS = 256  # float64 copies of a block, not of every station's training period at once
+
+
 def station_target_std(target: ArrayLike) -> np.ndarray:
     """Per-station standard deviation of ``target [station, time]`` ignoring NaN (0 if < 2 values).
 
     Pass only the training period's values: the weights of :func:`nse_loss` must not see the
     evaluation periods.
     """
-    values = np.asarray(target, dtype=np.float64)
-    counts = np.sum(np.isfinite(values), axis=1)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN stations: handled just below
-        std = np.nanstd(values, axis=1)
-    return np.where(counts >= 2, std, 0.0).astype(np.float32)
+    target = np.asarray(target)
+    std = np.zeros(len(target), dtype=np.float32)
+    for start in range(0, len(target), STD_BLOCK_STATIONS):
+        values = np.asarray(target[start: start + STD_BLOCK_STATIONS], dtype=np.float64)
+        counts = np.sum(np.isfinite(values), axis=1)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN stations: handled just below
+            std[start: start + len(values)] = np.where(counts >= 2, np.nanstd(values, axis=1), 0.0)
+    return std
