@@ -116,7 +116,8 @@ def calibrate(checkpoint: ckpt.Checkpoint, data: TrainingData, config: TrainConf
     """``checkpoint`` with its quantile spread fitted on the validation period (from the uncalibrated model)."""
     checkpoint.quantile_scale = None
     prediction = predict_split(checkpoint.build_model().to(device), data.station_data, data.scalers, config.data,
-                               "validation", device, batch_size=eval_batch_size(config.batching.batch_size),
+                               "validation", device,
+                               batch_size=eval_batch_size(config.batching.batch_size, config.data.max_len),
                                stride=config.training.eval_stride)
     checkpoint.quantile_scale = fit_quantile_scale(prediction).tolist()
     return checkpoint
