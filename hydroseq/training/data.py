@@ -42,7 +42,7 @@ def resolve_data_path(config: TrainConfig, data_path: str | Path | None) -> Path
     """``--data`` if given, else ``data.path`` of the config; a clear error if neither is set."""
     path = data_path or config.data.path
     if path is None:
-        raise ConfigError("no dataset: set data.path in the train config or pass --data <file.nc>")
+        raise ConfigError("no dataset: set data.path in the train config or pass --data <file.nc or store.zarr>")
     if not Path(path).exists():
         raise InputDataError(path, "ingested dataset not found (run `hydroseq ingest` first)")
     return Path(path)
