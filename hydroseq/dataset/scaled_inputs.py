@@ -83,8 +83,6 @@ class ScaledInputs:
     row_steps
         Steps per station row of the target: ``n_times`` plus ``max_lead`` NaN steps, so that
         ``t + lead`` never reads the next station.
-    valid
-        bool ``[station, step]``: the step is valid history (:func:`step_features`).
     """
 
     n_stations: int
@@ -92,7 +90,6 @@ class ScaledInputs:
     n_step_features: int
     static: np.ndarray
     row_steps: int
-    valid: np.ndarray
     _features: np.ndarray | None = None
     _target: np.ndarray | None = None
     _file: _ScaledFile | None = None
@@ -144,15 +141,14 @@ def build_scaled_inputs(data: StationData, scalers: Scalers, layout: FeatureLayo
     n_step = len(layout.names) - len(layout.static_names)
     row_steps = data.n_times + max_lead
     static = scalers.transform_static(data.static).astype(np.float32)
-    valid = np.zeros((data.n_stations, data.n_times), dtype=bool)
     in_memory = storage == "memory"
     features = np.zeros((data.n_stations * data.n_times, n_step), np.float32) if in_memory else None
     target = np.full(data.n_stations * row_steps, np.nan, np.float32) if in_memory else None
     disk = None if in_memory else _ScaledFile(folder)
-    result = ScaledInputs(data.n_stations, data.n_times, n_step, static, row_steps, valid, features, target, disk)
+    result = ScaledInputs(data.n_stations, data.n_times, n_step, static, row_steps, features, target, disk)
     for start in range(0, data.n_stations, STATION_BLOCK):
         stop = min(start + STATION_BLOCK, data.n_stations)
-        block, valid[start:stop] = step_features(data, scalers, layout, slice(start, stop))
+        block, _ = step_features(data, scalers, layout, slice(start, stop))
         padded = np.full((stop - start, row_steps), np.nan, np.float32)
         padded[:, : data.n_times] = scalers.transform_target(data.target[start:stop],
                                                              list(data.station_ids[start:stop]))
@@ -184,10 +180,10 @@ def shared_scaled_inputs(data: StationData, scalers: Scalers, layout: FeatureLay
             return inputs
     _last.clear()
     if storage == "memory" and memory_budget_gb is not None:
-        needed = scaled_bytes(data, layout, max_lead) + resident_bytes()
-        if needed > memory_budget_gb * 1e9:
+        resident, arrays = resident_bytes(), scaled_bytes(data, layout, max_lead)
+        if resident + arrays > memory_budget_gb * 1e9:
             logger.info("scaled inputs on disk: %.2f GB resident plus %.2f GB of arrays exceed the %.2f GB budget",
-                        resident_bytes() / 1e9, scaled_bytes(data, layout, max_lead) / 1e9, memory_budget_gb)
+                        resident / 1e9, arrays / 1e9, memory_budget_gb)
             storage = "disk"
     inputs = build_scaled_inputs(data, scalers, layout, max_lead, storage, folder)
     _last.append((data, scalers, layout, max_lead, inputs))
