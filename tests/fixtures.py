@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -172,3 +173,24 @@ def per_step_forecast_data_config(**extra: object) -> DataConfig:
         "lagged_target": True, "splits": {"train": {"start": "1990-01-01", "end": "1990-12-31"},
                                           "validation": {"start": "1991-01-01", "end": "1991-12-31"},
                                           "test": {"start": "1992-01-01", "end": "1992-12-31"}}, **extra})
+
+
+def caravan_copies_with_a_duplicated_date(folder: Path, stations: Sequence[str], broken: str) -> Path:
+    """Copies of the bundled Caravan CSVs of ``stations`` in ``folder``; in ``broken``'s, one date written twice."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for station in stations:
+        shutil.copy(CARAVAN_DIR / f"{station}.csv", folder / f"{station}.csv")
+    path = folder / f"{broken}.csv"
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(lines[:101] + [lines[100]] + lines[101:]))
+    return folder
+
+
+def assert_same_content(left: xr.Dataset, right: xr.Dataset) -> None:
+    """Global and variable attributes, dims, dtypes and value bytes (NaN positions included) are equal."""
+    assert left.attrs == right.attrs
+    assert sorted(map(str, left.variables)) == sorted(map(str, right.variables))
+    for name in left.variables:
+        a, b = left[name], right[name]
+        assert (a.dims, a.dtype, a.attrs) == (b.dims, b.dtype, b.attrs), name
+        assert a.values.tobytes() == b.values.tobytes(), name

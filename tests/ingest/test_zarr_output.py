@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -19,7 +18,12 @@ from hydroseq.errors import ConfigError, InputDataError, OutputPathError
 from hydroseq.fileio import sha256_path, verify_set
 from hydroseq.ingest import dataset_checksum, ingest
 from hydroseq.ingested import open_ingested
-from tests.fixtures import CARAVAN_DIR, DYNAMIC, caravan_ingest_config
+from tests.fixtures import (
+    DYNAMIC,
+    assert_same_content,
+    caravan_copies_with_a_duplicated_date,
+    caravan_ingest_config,
+)
 
 STATIONS = ["01022500", "01547700", "02064000", "03015500", "02011460"]
 PER_CHUNK = 2
@@ -40,14 +44,6 @@ def both(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return netcdf, store
 
 
-def assert_same_content(left: xr.Dataset, right: xr.Dataset) -> None:
-    """Global and variable attributes, dims, dtypes and value bytes (NaN positions included) are equal."""
-    assert left.attrs == right.attrs
-    assert sorted(map(str, left.variables)) == sorted(map(str, right.variables))
-    for name in left.variables:
-        a, b = left[name], right[name]
-        assert (a.dims, a.dtype, a.attrs) == (b.dims, b.dtype, b.attrs), name
-        assert a.values.tobytes() == b.values.tobytes(), name
 
 
 def test_zarr_and_netcdf_hold_the_same_values_attributes_and_checksum(both: tuple[Path, Path]) -> None:
@@ -109,19 +105,11 @@ def test_zarr_and_netcdf_give_bit_identical_training_arrays_and_batches(both: tu
             assert np.array_equal(np.asarray(left), np.asarray(right)), field.name
 
 
-def _broken_sources(folder: Path) -> Path:
-    """Copies of the Caravan CSVs of :data:`STATIONS`; in the third, one date written twice."""
-    folder.mkdir()
-    for station in STATIONS:
-        shutil.copy(CARAVAN_DIR / f"{station}.csv", folder / f"{station}.csv")
-    broken = folder / f"{STATIONS[2]}.csv"
-    lines = broken.read_text().splitlines(keepends=True)
-    broken.write_text("".join(lines[:101] + [lines[100]] + lines[101:]))
-    return folder
+
 
 
 def test_a_failed_zarr_ingest_leaves_no_store_and_keeps_the_prior_one(tmp_path: Path) -> None:
-    sources = _broken_sources(tmp_path / "sources")
+    sources = caravan_copies_with_a_duplicated_date(tmp_path / "sources", STATIONS, STATIONS[2])
     config = _config()
     for source in config.sources:
         source.path = str(sources / Path(source.path).name)

@@ -19,6 +19,7 @@ from hydroseq.fileio import sha256_file
 from hydroseq.ingest import build_grid, ingest, plan_sources
 from hydroseq.ingest.distributed import CHUNK_BYTES, dask_client, grid_stations_on_dask, station_chunks
 from hydroseq.ingest.stations import load_stations
+from tests.fixtures import caravan_copies_with_a_duplicated_date
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CARAVAN_DIR = REPO_ROOT / "data" / "daily_caravan_camels_us"
@@ -64,20 +65,13 @@ def test_multi_source_config_on_an_existing_scheduler_matches_serial(tmp_path: P
     assert len(distributed.stations) == 4
 
 
-def _sources_with_a_broken_station(folder: Path) -> Path:
-    """Copies of four Caravan CSVs; in the third, one date is written twice (a duplicated timestamp)."""
-    for station in FEW_STATIONS:
-        shutil.copy(CARAVAN_DIR / f"{station}.csv", folder / f"{station}.csv")
-    broken = folder / f"{FEW_STATIONS[2]}.csv"
-    lines = broken.read_text().splitlines(keepends=True)
-    broken.write_text("".join(lines[:101] + [lines[100]] + lines[101:]))
-    return folder
+
 
 
 @pytest.mark.parametrize("policy", ["skip", "fail"])
 def test_bad_station_is_handled_as_in_the_serial_run(tmp_path: Path, dask_cluster: str, policy: str,
                                                      ingest_config) -> None:
-    sources = _sources_with_a_broken_station(tmp_path)
+    sources = caravan_copies_with_a_duplicated_date(tmp_path, FEW_STATIONS, FEW_STATIONS[2])
     config = ingest_config("ingest_caravan_daily.yaml", on_bad_station=policy)
     config = config.model_copy(update={
         "stations": config.stations.model_copy(update={"ids": FEW_STATIONS}),

@@ -4,7 +4,6 @@ attributes, checksum, report), also when a bad station is skipped or fails the r
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +20,7 @@ from hydroseq.ingest.stations import load_stations
 from hydroseq.ingest.zarr_on_dask import _template
 from hydroseq.ingest.zarr_output import write_template
 from hydroseq.ingested import open_ingested
+from tests.fixtures import assert_same_content, caravan_copies_with_a_duplicated_date
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CARAVAN_DIR = REPO_ROOT / "data" / "daily_caravan_camels_us"
@@ -38,12 +38,7 @@ def _config(ingest_config, **changes: object) -> IngestConfig:
 def assert_same_store(serial: Path, distributed: Path) -> None:
     (left, _), (right, _) = open_ingested(serial), open_ingested(distributed)
     with left, right:
-        assert left.attrs == right.attrs
-        assert sorted(map(str, left.variables)) == sorted(map(str, right.variables))
-        for name in left.variables:
-            a, b = left[name], right[name]
-            assert (a.dims, a.dtype, a.attrs) == (b.dims, b.dtype, b.attrs), name
-            assert a.values.tobytes() == b.values.tobytes(), name
+        assert_same_content(left, right)
         assert right.attrs["dataset_checksum"] == dataset_checksum(right)
     for array in ("streamflow", "coverage_streamflow", "station"):  # same chunks, same bytes in each
         chunk_files = sorted(path.name for path in (serial / array).iterdir())
@@ -83,20 +78,13 @@ def test_the_workers_write_the_rows_and_return_no_arrays(tmp_path: Path, dask_cl
         assert np.isfinite(written["streamflow"].values).any(axis=1).all()  # every station's row was written
 
 
-def _broken_sources(folder: Path) -> Path:
-    """Copies of the Caravan CSVs; in the fourth station's, one date is written twice."""
-    for station in STATIONS:
-        shutil.copy(CARAVAN_DIR / f"{station}.csv", folder / f"{station}.csv")
-    broken = folder / f"{STATIONS[3]}.csv"
-    lines = broken.read_text().splitlines(keepends=True)
-    broken.write_text("".join(lines[:101] + [lines[100]] + lines[101:]))
-    return folder
+
 
 
 @pytest.mark.parametrize("policy", ["skip", "fail"])
 def test_a_bad_station_is_handled_as_in_the_serial_zarr_ingest(tmp_path: Path, dask_cluster: str, policy: str,
                                                                ingest_config) -> None:
-    sources = _broken_sources(tmp_path)
+    sources = caravan_copies_with_a_duplicated_date(tmp_path, STATIONS, STATIONS[3])
     config = _config(ingest_config, on_bad_station=policy)
     config = config.model_copy(update={
         "sources": [config.sources[0].model_copy(update={"path": str(sources / "[0-9]*.csv")})]})
