@@ -16,6 +16,8 @@
 #   HYDROSEQ_MAX_SKIPPED_SHARE  exit 5 (partial) when more than this share of the stations was not
 #                           forecast; the forecast of the others is published all the same  [1: never]
 #   (an ingest config with forecast_sources ingests the newest weather-forecast product in the same step)
+#   HYDROSEQ_FORCING_FORECAST  a weather-forecast product file read by the forecast itself (hydroseq forecast
+#                           --forcing-forecast), instead of or besides ingesting it                [none]
 #   HYDROSEQ / PYTHON       the hydroseq command and its Python                    [hydroseq / python3]
 #
 # Exit status: hydroseq's own table (README "Exit status", hydroseq.errors.ExitCode); the log names the step.
@@ -36,6 +38,7 @@ WORK_DIR=${HYDROSEQ_WORK_DIR:-runs/daily}
 OVERLAP_DAYS=${HYDROSEQ_OVERLAP_DAYS:-3}
 MISSING_FORECAST_INPUT=${HYDROSEQ_MISSING_FORECAST_INPUT:-fallback}
 MAX_SKIPPED_SHARE=${HYDROSEQ_MAX_SKIPPED_SHARE:-1}
+FORCING_FORECAST=${HYDROSEQ_FORCING_FORECAST:-}
 HYDROSEQ=${HYDROSEQ:-hydroseq}
 PYTHON=${PYTHON:-python3}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -93,7 +96,8 @@ forecast_status=0
 forecast() {  # a partial forecast is published, and the job exits with its status after publishing
     step "$HYDROSEQ" forecast --model "$MODEL" --data "$DATA" --issue-time "$ISSUE_DATE" \
         --out "$WORK_DIR/forecast_$ISSUE_DATE.nc" --missing-forecast-input "$MISSING_FORECAST_INPUT" \
-        --max-skipped-share "$MAX_SKIPPED_SHARE" >&2 || forecast_status=$?
+        --max-skipped-share "$MAX_SKIPPED_SHARE" ${FORCING_FORECAST:+--forcing-forecast "$FORCING_FORECAST"} >&2 \
+        || forecast_status=$?
     case $forecast_status in
         0 | "$EXIT_PARTIAL") ;;
         "$EXIT_NOTHING_PRODUCED") fail $EXIT_NOTHING_PRODUCED "no station could be forecast (reasons above)" ;;

@@ -32,7 +32,8 @@ def forecast_command(args: argparse.Namespace) -> int:
     """
     run = run_forecast(args.model, data_path=args.data, issue_time=args.issue_time, out=args.out,
                        missing_forecast_input=args.missing_forecast_input, thresholds=args.thresholds,
-                       show_progress=not args.quiet)
+                       show_progress=not args.quiet, forcing_forecast=args.forcing_forecast,
+                       forecast_source=args.forecast_source)
     console = console_for(args, min_width=120)
     print_summary(run.result, run.stations_forecast, run.published.forecast_files if run.published else [], console)
     if run.published is None:

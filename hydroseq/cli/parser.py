@@ -130,6 +130,13 @@ def build_parser(command: Callable[[str, str], Handler]) -> argparse.ArgumentPar
     forecast.add_argument("--missing-forecast-input", choices=("fallback", "fail"), default="fallback",
                           help="models with weather-forecast inputs, a station with no product valid at the issue "
                                "time: forecast it without one (default) or fail the run")
+    forecast.add_argument("--forcing-forecast", type=Path, default=None, metavar="FILE",
+                          help="models with ingested weather-forecast inputs: a product file (NetCDF) gridded now "
+                               "with the data file's own forecast source and used where it is newer than the "
+                               "ingested product")
+    forecast.add_argument("--forecast-source", default=None, metavar="NAME",
+                          help="with --forcing-forecast, the forecast source (its name in the ingest config) that "
+                               "reads the file, when there are several")
     forecast.add_argument("--thresholds", type=Path, default=None,
                           help="models with a predictive distribution: CSV of flood thresholds (station,level,"
                                "discharge in the target's units); default: 2- and 5-year flows and the 95th and "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import xarray as xr
@@ -13,6 +14,9 @@ from hydroseq.dataset.forecast_inputs import read_forecast_inputs, read_referenc
 from hydroseq.errors import InputDataError
 from hydroseq.export.metadata import ExportMetadata
 from hydroseq.ingested import open_ingested
+
+if TYPE_CHECKING:
+    from hydroseq.forecast.forcing_file import ForcingForecast
 
 
 @dataclass(frozen=True)
@@ -34,9 +38,13 @@ class IngestedFile:
     Use as a context manager; :meth:`read` loads a slice of steps of the model's variables.
     """
 
-    def __init__(self, path: str | Path, metadata: ExportMetadata) -> None:
+    def __init__(self, path: str | Path, metadata: ExportMetadata, forcing_forecast: str | Path | None = None,
+                 forecast_source: str | None = None) -> None:
         self.path = Path(path)
         self.metadata = metadata
+        self.forcing_forecast = None if forcing_forecast is None else Path(forcing_forecast)
+        self.forecast_source = forecast_source
+        self.forcing: ForcingForecast | None = None  # the product file on the steps read, once read
         self.dataset, self.grid = open_ingested(self.path)
         try:
             self._check()
@@ -81,8 +89,8 @@ class IngestedFile:
         window = self.dataset.isel(time=slice(start, stop))
         specs = self.metadata.forecast_input_specs
         rows = list(range(len(self.station_ids)))
-        forecast = read_forecast_inputs(self.dataset, specs, self.metadata.forecast_horizon, rows, self.path,
-                                        start, stop)
+        forecasts, first, last = self._forecasts(start, stop)
+        forecast = read_forecast_inputs(forecasts, specs, self.metadata.forecast_horizon, rows, self.path, first, last)
         dynamic = np.stack([self._series(window, name) for name in self.metadata.dynamic_inputs], axis=-1)
         static = [np.asarray(self.dataset[name].values, dtype=np.float32) for name in self.metadata.static_inputs]
         return StationData(
@@ -96,8 +104,23 @@ class IngestedFile:
 
     def read_reference_times(self, start: int, stop: int) -> dict[str, np.ndarray]:
         """Per ingested forecast input, the reference time of the product used at each step ``[station, time]``."""
-        return read_reference_times(self.dataset, self.metadata.forecast_input_specs,
-                                    list(range(len(self.station_ids))), start, stop)
+        forecasts, first, last = self._forecasts(start, stop)
+        return read_reference_times(forecasts, self.metadata.forecast_input_specs,
+                                    list(range(len(self.station_ids))), first, last)
+
+    def _forecasts(self, start: int, stop: int) -> tuple[xr.Dataset, int, int]:
+        """Where the forecast variables of steps ``start..stop-1`` are read: the file itself, or a window of it
+        updated with ``forcing_forecast`` (gridded once, on the first call); and the steps there."""
+        if self.forcing_forecast is None:
+            return self.dataset, start, stop
+        # imported here: the ingest stage (dask, zarr) is not a requirement of the served pyfunc model
+        from hydroseq.forecast.forcing_file import read_forcing_forecast
+
+        if self.forcing is None or self.forcing.start != start or self.forcing.reference_time.shape[1] != stop - start:
+            self.forcing = read_forcing_forecast(self.forcing_forecast, self.dataset, self.path, self.grid, start, stop,
+                                                 self.forecast_source)
+        horizon = self.metadata.forecast_horizon
+        return self.forcing.newer_than_ingested(self.dataset, start, stop, horizon), 0, stop - start
 
     def read_target(self, start: int, stop: int) -> np.ndarray:
         """The observed target ``[station, time]`` on grid steps ``start..stop-1``, as float32."""

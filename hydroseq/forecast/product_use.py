@@ -41,8 +41,10 @@ class ProductUse:
 
 
 def product_use(metadata: ExportMetadata, data: StationData, ends: np.ndarray, references: dict[str, np.ndarray],
-                on_missing: MissingForecastInput, path: Path) -> ProductUse:
-    """Ages, fallbacks and attributes for the issue steps ``ends`` (indices into ``data``).
+                on_missing: MissingForecastInput, path: Path,
+                file_attributes: dict[str, str] | None = None) -> ProductUse:
+    """Ages, fallbacks and attributes for the issue steps ``ends`` (indices into ``data``); ``file_attributes``
+    name a product file read at forecast time (``--forcing-forecast``), ``path`` the file errors name.
 
     Raises
     ------
@@ -54,7 +56,7 @@ def product_use(metadata: ExportMetadata, data: StationData, ends: np.ndarray, r
     if not specs:
         return ProductUse()
     attributes = {"forecast_inputs": json.dumps(metadata.forecast_inputs),
-                  "forecast_input_horizon_steps": str(metadata.forecast_horizon)}
+                  "forecast_input_horizon_steps": str(metadata.forecast_horizon), **(file_attributes or {})}
     if metadata.perfect_forecast_inputs:
         attributes["forecast_inputs_source"] = PERFECT_LABEL
     # [station, issue]: every input has a value for some lead (else the model reads "no forecast" for one)

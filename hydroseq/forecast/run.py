@@ -11,7 +11,7 @@ from tqdm import tqdm
 
 from hydroseq import __version__
 from hydroseq.dataset import FeatureLayout, Scalers, StationData, build_features
-from hydroseq.errors import InputDataError
+from hydroseq.errors import ConfigError, InputDataError
 from hydroseq.export import ExportedModel
 from hydroseq.export.metadata import METADATA_FILE, ONNX_FILE
 from hydroseq.forecast.baselines import hindcast_baselines, training_climatology
@@ -40,7 +40,8 @@ class Plan:
 def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, out: str | Path | None = None,
                  batch_size: int = 1024, show_progress: bool = True,
                  missing_forecast_input: MissingForecastInput = "fallback",
-                 thresholds: str | Path | None = None) -> ForecastRun:
+                 thresholds: str | Path | None = None, forcing_forecast: str | Path | None = None,
+                 forecast_source: str | None = None) -> ForecastRun:
     """Forecast every station of ``data_path`` with the model in ``model_dir``.
 
     For each station the last ``seq_len`` grid steps at or before the issue step are scaled with
@@ -61,7 +62,10 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
     A model with weather-forecast inputs reads, at each issue step, the product the ingested file
     holds for it (the newest one published by then) and records its age per station; where none
     is valid, ``missing_forecast_input`` says whether the station is forecast without one
-    (``fallback``, listed in ``result.fallback``) or the run fails (``fail``).
+    (``fallback``, listed in ``result.fallback``) or the run fails (``fail``). ``forcing_forecast``, a
+    product file, is gridded at forecast time with the ingested file's own forecast source
+    (``forecast_source`` names it if there are several; :mod:`hydroseq.forecast.forcing_file`) and used
+    wherever its product is at least as new as the ingested one; the forecast files name it.
 
     A model with a predictive distribution publishes its quantiles, its members (an ensemble) and
     the probability of exceeding each station's flood thresholds: those of the ``thresholds``
@@ -83,7 +87,10 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
     model = ExportedModel(model_dir)
     metadata = model.metadata
     scalers = Scalers.from_dict(metadata.scalers)
-    with IngestedFile(data_path, metadata) as source:
+    if forcing_forecast is not None and not any(item.source == "ingested" for item in metadata.forecast_input_specs):
+        raise ConfigError(f"--forcing-forecast {forcing_forecast}: the model in {model_dir} reads no ingested "
+                          "weather-forecast input")
+    with IngestedFile(data_path, metadata, forcing_forecast, forecast_source) as source:
         plan = _plan(source, issue_time, metadata.seq_len, max(metadata.leads))
         data = source.read(plan.start, plan.stop)
         info = source.info()
@@ -91,11 +98,13 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
         climatology = training_climatology(source) if plan.is_range else None
         levels = tuple(metadata.quantiles)
         record = training_record(source, levels, thresholds, plan.is_range) if levels else None
+        forcing_attributes = source.forcing.attributes if source.forcing is not None else {}
     layout = metadata.feature_layout()
     _check_feature_order(Path(model_dir) / METADATA_FILE, data, scalers, layout, metadata.feature_names)
     features, valid = build_features(data, scalers, layout)
     local_ends = plan.ends - plan.start
-    products = product_use(metadata, data, local_ends, references, missing_forecast_input, Path(data_path))
+    products = product_use(metadata, data, local_ends, references, missing_forecast_input,
+                           Path(forcing_forecast or data_path), forcing_attributes)
     lengths = history_lengths(valid, local_ends, metadata.seq_len)
     needed = min(metadata.min_len, metadata.seq_len)
     values, members = _predict(model, scalers, data.station_ids, features, local_ends, lengths, needed, batch_size,

@@ -122,6 +122,8 @@ def test_exit_codes_a_scheduler_can_act_on(setup: dict[str, Path], tmp_path: Pat
     assert missing_model.returncode == ExitCode.CONFIG and "no exported model" in missing_model.stderr
     bad_date = _run(setup, "30/06/2014")
     assert bad_date.returncode == ExitCode.USAGE
+    product = _run(setup, "2014-06-30", HYDROSEQ_FORCING_FORECAST=str(tmp_path / "product.nc"))  # passed on
+    assert product.returncode == ExitCode.CONFIG and "reads no ingested weather-forecast input" in product.stderr
     data = tmp_path / "data.nc"
     data.write_bytes(setup["data"].read_bytes())
     # past the end of the raw files (2014-12-31): the ingest brings only missing inputs

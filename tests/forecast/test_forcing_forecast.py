@@ -1,0 +1,153 @@
+"""``hydroseq forecast --forcing-forecast FILE``: a product file gridded at forecast time with the ingested
+file's own forecast source gives the forecast the ingested product gives, never uses a product published
+after the issue time or older than the ingested one, and a bad file is one clear error with nothing written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+import xarray as xr
+
+from hydroseq.cli import main
+from hydroseq.config import IngestConfig, TrainConfig, validate_config
+from hydroseq.dataset import FeatureLayout, Scalers, load_station_data
+from hydroseq.errors import ConfigError, ExitCode, InputDataError
+from hydroseq.export.exporter import export_trained_model
+from hydroseq.export.source import read_provenance
+from hydroseq.forecast import run_forecast
+from hydroseq.ingest import ingest
+from hydroseq.model import get_model
+from hydroseq.training.checkpoint import Checkpoint
+from tests.ingest.forecast_builders import caravan_product, caravan_window
+
+ROWS = 60
+REFERENCES = pd.date_range("1981-01-02 02:00", periods=ROWS - 2, freq="1D")  # grid label - 6 h: just in time
+ISSUE = "1981-02-20"  # the local day; its label is 1981-02-21 08:00 UTC, its product 1981-02-21 02:00
+FORECAST = "precipitation_forecast"
+
+
+@pytest.fixture(scope="module")
+def archive(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> dict[str, Path]:
+    """Two real Caravan basins ingested with an archive of products, and an untrained exported model that
+    reads the precipitation forecast for leads 1-3."""
+    folder = tmp_path_factory.mktemp("forcing_forecast")
+    products = caravan_product(folder / "archive.nc", REFERENCES)
+    config = caravan_window(folder, data_dir, products, rows=ROWS, on_missing_product="use_previous")
+    config["sources"][0]["variables"]["streamflow"] = {"source": "streamflow", "units": "mm/d", "aggregation": "mean"}
+    data = ingest(validate_config(config, IngestConfig), folder / "data.nc", show_progress=False).output
+    train = validate_config({
+        "data": {"path": str(data), "dynamic_inputs": ["total_precipitation_sum", "temperature_2m_mean"],
+                 "static_inputs": [], "target": "streamflow", "mode": "per_step", "leads": [1, 2, 3],
+                 "lagged_target": True, "max_len": 20, "min_len": 5,
+                 "forecast_inputs": [{"variable": FORECAST, "source": "ingested"}],
+                 "splits": {"train": {"start": "1981-01-01", "end": "1981-01-31"},
+                            "validation": {"start": "1981-02-01", "end": "1981-02-10"},
+                            "test": {"start": "1981-02-11", "end": "1981-02-27"}}},
+        "model": {"hidden_size": 8, "observed_skip": True, "forecast_rollout": True},
+        "training": {"output_dir": str(folder / "train")}}, TrainConfig)
+    scalers = Scalers.fit(load_station_data(data, train.data), train.data)
+    layout = FeatureLayout.from_config(train.data)
+    torch.manual_seed(0)
+    model = get_model(train.model, len(layout.names), 3, "per_step", data=train.data).eval()
+    checkpoint = Checkpoint(model.state_dict(), train, layout.names, 3, scalers, "untrained")
+    export_trained_model(checkpoint, train.data.max_len, folder / "model", read_provenance(data), pt2=False)
+    return {"folder": folder, "products": products, "data": data, "model": folder / "model"}
+
+
+def _product_of(products: Path, reference: str, path: Path, **edit: str) -> Path:
+    """The one product of ``products`` with this reference time, as its own file (``edit``: attributes of tp)."""
+    with xr.open_dataset(products, decode_times=False) as opened:
+        seconds = (pd.Timestamp(reference) - pd.Timestamp("1970-01-01")) // pd.Timedelta(seconds=1)
+        one = opened.isel(time=[int(np.flatnonzero(opened["time"].values == seconds)[0])]).load()
+    one["tp"].attrs.update(edit)
+    one.to_netcdf(path, encoding={"station": {"dtype": str}})
+    return path
+
+
+def _without_newest_products(data: Path, path: Path, days: int) -> Path:
+    """``data`` as the daily job has it before ingesting the newest products: the last ``days`` issues
+    before the end of the archive have no forecast."""
+    with xr.open_dataset(data) as opened:
+        stale = opened.load()
+    issue = int(np.flatnonzero(stale["time"].values == np.datetime64("1981-02-21T08:00"))[0])
+    stale[FORECAST][:, issue - days + 1:, :] = np.nan
+    stale[f"{FORECAST}_reference_time"][:, issue - days + 1:] = np.datetime64("NaT", "ns")
+    stale.to_netcdf(path)
+    return path
+
+
+def test_the_product_file_gives_the_forecast_of_the_ingested_product(archive, tmp_path) -> None:
+    ingested = run_forecast(archive["model"], archive["data"], ISSUE, out=tmp_path / "ingested.nc")
+    stale = _without_newest_products(archive["data"], tmp_path / "stale.nc", days=3)
+    without = run_forecast(archive["model"], stale, ISSUE, out=tmp_path / "without.nc")
+    assert set(without.result.fallback) == set(without.result.stations)  # no product: forecast without one
+    newest = _product_of(archive["products"], "1981-02-21 02:00", tmp_path / "newest.nc")
+    with_file = run_forecast(archive["model"], stale, ISSUE, out=tmp_path / "with.nc", forcing_forecast=newest)
+    assert with_file.result.fallback == {}
+    np.testing.assert_array_equal(with_file.result.values, ingested.result.values)
+    assert not np.array_equal(with_file.result.values, without.result.values)
+    np.testing.assert_array_equal(with_file.result.forecast_input_age_hours, 6.0)
+    with xr.open_dataset(tmp_path / "with.nc") as written:
+        assert written.attrs["forcing_forecast_file"] == "newest.nc"
+        assert written.attrs["forcing_forecast_source"] == "test product"
+        assert len(written.attrs["forcing_forecast_sha256"]) == 64
+
+
+def test_a_product_published_after_the_issue_time_is_never_used(archive, tmp_path) -> None:
+    stale = _without_newest_products(archive["data"], tmp_path / "stale.nc", days=3)
+    without = run_forecast(archive["model"], stale, ISSUE, out=tmp_path / "without.nc")
+    tomorrow = _product_of(archive["products"], "1981-02-22 02:00", tmp_path / "tomorrow.nc")  # published 02-22 08:00
+    run = run_forecast(archive["model"], stale, ISSUE, out=tmp_path / "with.nc", forcing_forecast=tomorrow)
+    np.testing.assert_array_equal(run.result.values, without.result.values)
+    assert set(run.result.fallback) == set(run.result.stations)
+
+
+def test_an_older_file_never_replaces_a_newer_ingested_product(archive, tmp_path) -> None:
+    ingested = run_forecast(archive["model"], archive["data"], ISSUE, out=tmp_path / "ingested.nc")
+    older = _product_of(archive["products"], "1981-02-20 02:00", tmp_path / "older.nc")
+    run = run_forecast(archive["model"], archive["data"], ISSUE, out=tmp_path / "with.nc", forcing_forecast=older)
+    np.testing.assert_array_equal(run.result.values, ingested.result.values)
+    np.testing.assert_array_equal(run.result.forecast_input_age_hours, 6.0)
+
+
+def test_a_bad_product_file_is_one_line_naming_it_and_nothing_is_written(archive, tmp_path, capsys) -> None:
+    wrong_units = _product_of(archive["products"], "1981-02-21 02:00", tmp_path / "wrong_units.nc", units="mm")
+    with pytest.raises(InputDataError, match="wrong_units.nc .reference time 1981-02-21 02:00:00.*units 'mm'"):
+        run_forecast(archive["model"], archive["data"], ISSUE, out=tmp_path / "f.nc", forcing_forecast=wrong_units)
+    assert not list(tmp_path.glob("f.*"))
+    status = main(["forecast", "--model", str(archive["model"]), "--data", str(archive["data"]), "--issue-time",
+                   ISSUE, "--out", str(tmp_path / "cli.nc"), "--forcing-forecast", str(wrong_units)])
+    error = capsys.readouterr().err
+    assert status == ExitCode.INPUT_DATA and len(error.strip().splitlines()) == 1 and "Traceback" not in error
+    assert not list(tmp_path.glob("cli.*"))
+
+
+def test_the_cli_forecasts_with_the_file(archive, tmp_path, capsys) -> None:
+    stale = _without_newest_products(archive["data"], tmp_path / "stale.nc", days=1)
+    newest = _product_of(archive["products"], "1981-02-21 02:00", tmp_path / "newest.nc")
+    status = main(["forecast", "--model", str(archive["model"]), "--data", str(stale), "--issue-time", ISSUE,
+                   "--out", str(tmp_path / "cli.nc"), "--forcing-forecast", str(newest)])
+    assert status == ExitCode.OK, capsys.readouterr().err
+    assert "without a weather forecast" not in capsys.readouterr().out
+    with xr.open_dataset(tmp_path / "cli.nc") as written:
+        assert (written["forecast_input_age"].values == 6.0).all()
+
+
+def test_the_file_needs_a_model_and_a_data_file_that_read_products(archive, exported, ingested, tmp_path) -> None:
+    newest = _product_of(archive["products"], "1981-02-21 02:00", tmp_path / "newest.nc")
+    with pytest.raises(ConfigError, match="reads no ingested weather-forecast input"):
+        run_forecast(exported, ingested, "2014-06-30", out=tmp_path / "a.nc", forcing_forecast=newest)
+    with xr.open_dataset(archive["data"]) as opened:
+        no_config = opened.load()
+    no_config.attrs.pop("ingest_config")
+    no_config.to_netcdf(tmp_path / "no_config.nc")
+    with pytest.raises(ConfigError, match="records no ingest config"):
+        run_forecast(archive["model"], tmp_path / "no_config.nc", ISSUE, out=tmp_path / "b.nc",
+                     forcing_forecast=newest)
+    with pytest.raises(ConfigError, match="no such file"):
+        run_forecast(archive["model"], archive["data"], ISSUE, out=tmp_path / "c.nc",
+                     forcing_forecast=tmp_path / "absent.nc")
