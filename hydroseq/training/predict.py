@@ -71,6 +71,11 @@ class SplitPrediction:
     quantiles: np.ndarray | None = None
     quantile_levels: tuple[float, ...] | None = None
 
+    @property
+    def first_step(self) -> int:
+        """Grid index of the split's first step (the split's steps are contiguous)."""
+        return int(np.argmax(self.in_split))
+
 
 def anchor_windows(index: SampleIndex, stride: int) -> SampleIndex:
     """Keep every ``stride``-th sample of each valid run, plus the last sample of every run.

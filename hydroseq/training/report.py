@@ -68,7 +68,7 @@ def baseline_forecasts(station_data: StationData, config: TrainConfig, predictio
     day = station_data.grid.day_of_year(times)
     climatology = doy_climatology(station_data.target, day, in_train, at=prediction.in_split)
     # Only the split and the steps persistence reaches back to are shifted (the grid is 3-8x longer).
-    first = int(np.argmax(prediction.in_split))
+    first = prediction.first_step
     start = max(first - max(lead, 1) - max(hidden, default=0), 0)
     window = station_data.target[:, start: first + len(prediction.times)]
     in_window = prediction.in_split[start: first + len(prediction.times)]
