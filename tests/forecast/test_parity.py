@@ -122,10 +122,11 @@ def test_sequence_model_with_lagged_target_parity(trained, short_histories: Path
     _check_parity(model, config, scalers, tmp_path / "model", short_histories, grid_index(short_histories, ISSUE_LABEL))
 
 
+@pytest.mark.parametrize("per_station", [False, True], ids=["global-target-scaling", "per-station-target-scaling"])
 def test_per_step_forecast_model_parity_with_late_gauges(trained, short_histories: Path, tmp_path: Path,
-                                                         edited_copy, grid_index) -> None:
+                                                         edited_copy, grid_index, per_station: bool) -> None:
     """Per-step forecast model: leads 1-3, observed flow with its flag and the skip from it;
-    gauges 1, 7 and 40 steps late."""
+    gauges 1, 7 and 40 steps late; the target scaled over all stations or per station."""
     end = grid_index(short_histories, ISSUE_LABEL)
 
     def late(dataset) -> None:
@@ -134,7 +135,8 @@ def test_per_step_forecast_model_parity_with_late_gauges(trained, short_historie
             dataset["streamflow"].values[stations.index(station), end - k + 1: end + 1] = np.nan
     path = edited_copy(short_histories, tmp_path / "late.nc", late)
     config = trained.config.model_copy(deep=True)
-    config.data = config.data.model_copy(update={"leads": [1, 2, 3], "lagged_target": True})
+    config.data = config.data.model_copy(update={"leads": [1, 2, 3], "lagged_target": True,
+                                                 "per_station_target_scaling": per_station})
     config.model = config.model.model_copy(update={"observed_skip": True})
     station_data = load_station_data(path, config.data)
     scalers = Scalers.fit(station_data, config.data)
@@ -165,6 +167,13 @@ def test_per_step_forecast_model_parity_with_late_gauges(trained, short_historie
         assert ages[station] == 24.0 * k if k < config.data.max_len else np.isnan(ages[station])
     on_time = [s for s in forecast_stations if observed_at_issue[s]]
     assert (ages[on_time] == 0.0).all() and len(on_time) >= 25
+    # the published forecast is the training model's, back in the target's units (per station, if so scaled)
+    _, expected, stations = _training_reference(model, config, scalers, path, end)
+    published = late.result.values[0]
+    rows = [list(late.result.stations).index(station) for station in stations]
+    reference = np.maximum(scalers.inverse_target(expected, stations), 0.0)
+    forecast_rows = np.isfinite(published[rows]).all(axis=1)
+    np.testing.assert_allclose(published[rows][forecast_rows], reference[forecast_rows], atol=1e-4, rtol=1e-5)
 
 
 def test_quantile_ensemble_parity_and_forecast_files(trained, short_histories: Path, tmp_path: Path,
