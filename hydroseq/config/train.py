@@ -129,9 +129,8 @@ class DataConfig(StrictModel):
         default_factory=list, description="per-step forecast models: weather-forecast inputs for the lead "
                                           "window (docs/forecast-inputs.md)")
     forecast_hiding: ForecastInputHiding | None = Field(None, description="hide forecast inputs during training")
-    per_station_target_scaling: bool = Field(
-        False, description="scale the target (and the observed target input) with each station's own training "
-                           "mean and std instead of one over all stations")
+    per_station_target_scaling: bool = Field(False, description="scale the target (and the observed target "
+                                             "input) with each station's training mean and std, not one over all")
     cache_dir: Path = Field(Path("runs/cache"), description="sample-index cache (beside the other generated "
                                                           "outputs under runs/)")
     storage: Literal["memory", "disk"] = Field(
