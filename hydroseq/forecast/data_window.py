@@ -45,7 +45,7 @@ class IngestedFile:
         self.forcing_forecast = None if forcing_forecast is None else Path(forcing_forecast)
         self.forecast_source = forecast_source
         self.forcing: ForcingForecast | None = None  # the product file on the steps read, once read
-        self._merged: tuple[tuple[int, int], xr.Dataset] | None = None  # (start, stop) and the updated window
+        self._updated_window: xr.Dataset | None = None  # the file's steps of self.forcing, updated with it
         self.dataset, self.grid = open_ingested(self.path)
         try:
             self._check()
@@ -117,12 +117,12 @@ class IngestedFile:
         # imported here: the ingest stage (dask, zarr) is not a requirement of the served pyfunc model
         from hydroseq.forecast.forcing_file import read_forcing_forecast
 
-        if self._merged is None or self._merged[0] != (start, stop):
+        gridded = self.forcing
+        if gridded is None or self._updated_window is None or (gridded.start, gridded.stop) != (start, stop):
             self.forcing = read_forcing_forecast(self.forcing_forecast, self.dataset, self.path, self.grid, start, stop,
                                                  self.forecast_source)
-            merged = self.forcing.newer_than_ingested(self.dataset, start, stop, self.metadata.forecast_horizon)
-            self._merged = ((start, stop), merged)
-        return self._merged[1], 0, stop - start
+            self._updated_window = self.forcing.newer_than_ingested(self.dataset, self.metadata.forecast_horizon)
+        return self._updated_window, 0, stop - start
 
     def read_target(self, start: int, stop: int) -> np.ndarray:
         """The observed target ``[station, time]`` on grid steps ``start..stop-1``, as float32."""

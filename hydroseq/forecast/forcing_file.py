@@ -56,10 +56,16 @@ class ForcingForecast:
         return {"forcing_forecast_file": self.path.name, "forcing_forecast_sha256": self.sha256,
                 "forcing_forecast_source": self.source}
 
-    def newer_than_ingested(self, dataset: xr.Dataset, start: int, stop: int, horizon: int) -> xr.Dataset:
+    @property
+    def stop(self) -> int:
+        """One past the last grid step the product was gridded on."""
+        return self.start + self.reference_time.shape[1]
+
+    def newer_than_ingested(self, dataset: xr.Dataset, horizon: int) -> xr.Dataset:
         """Steps ``start..stop-1 + horizon`` of ``dataset`` (perfect inputs read ``horizon`` steps past ``stop``)
         with each forecast variable of steps ``start..stop-1`` taken from this file wherever its product is
         at least as new as the ingested one."""
+        start, stop = self.start, self.stop
         window = dataset.isel(time=slice(start, min(dataset.sizes["time"], stop + horizon)))
         steps = slice(start - self.start, stop - self.start)
         reference = self.reference_time[:, steps]
