@@ -15,8 +15,11 @@ before it).
 
 Output: one row per station (in input order) and lead: ``station``, ``issue_time``, ``lead`` (grid
 steps), ``valid_time``, ``value`` (the forecast, its median for a quantile model, negative values
-published as 0) and, for a quantile model, ``value_q05`` ... (as in the forecast CSV). A station
-with fewer than ``min(min_len, seq_len)`` valid steps up to the issue time gets NaN.
+published as 0), for a quantile model ``value_q05`` ... (as in the forecast CSV), for an ensemble
+each member's point forecast ``value_member0`` ... (the member spread), and for a model that reads
+the observed target ``observation_age_hours`` (how late the gauge was at the issue time, as in the
+forecast CSV). A station with fewer than ``min(min_len, seq_len)`` valid steps up to the issue time
+gets NaN.
 """
 
 from __future__ import annotations
@@ -31,14 +34,15 @@ from mlflow.pyfunc.model import PythonModel, PythonModelContext
 from hydroseq.dataset import Scalers, StationData, build_features
 from hydroseq.errors import InputDataError
 from hydroseq.export import ExportedModel, ExportMetadata
-from hydroseq.forecast.features import gather_windows, history_lengths
+from hydroseq.forecast.features import gather_windows, history_lengths, observation_age
 from hydroseq.forecast.result import quantile_label
-from hydroseq.forecast.run import to_target_units
+from hydroseq.forecast.run import member_forecasts, to_target_units
 
 EXPORTED_MODEL_ARTIFACT = "exported_model"  # the pyfunc's artifact key: the exported model directory
 STATION, TIME = "station", "time"
 ISSUE_TIME_PARAM = "issue_time"  # "" (the default): the newest time in the input
 INPUT_NAME = "model input"  # stands for the file name in error messages
+OBSERVATION_AGE = "observation_age_hours"
 
 
 def input_columns(metadata: ExportMetadata) -> list[str]:
@@ -49,8 +53,10 @@ def input_columns(metadata: ExportMetadata) -> list[str]:
 
 def output_columns(metadata: ExportMetadata) -> list[str]:
     """The output table's columns for a model."""
+    members = [f"value_member{member}" for member in range(metadata.members)] if metadata.members > 1 else []
+    age = [OBSERVATION_AGE] if metadata.feature_layout().observed_flag else []
     return [STATION, "issue_time", "lead", "valid_time", "value",
-            *(f"value_{quantile_label(level)}" for level in metadata.quantiles)]
+            *(f"value_{quantile_label(level)}" for level in metadata.quantiles), *members, *age]
 
 
 def _forecast_columns(metadata: ExportMetadata) -> list[str]:
@@ -90,11 +96,19 @@ def forecast_frame(model: ExportedModel, frame: pd.DataFrame, issue_time: str | 
     lengths = history_lengths(valid, np.array([end]), metadata.seq_len)[:, 0]
     rows = np.flatnonzero(lengths >= min(metadata.min_len, metadata.seq_len))
     x = gather_windows(features, rows, np.full(len(rows), end), lengths[rows], metadata.seq_len)
-    scaled, _ = model.run(x, lengths[rows])
+    scaled, scaled_members = model.run(x, lengths[rows])
     n_leads, levels = len(metadata.leads), metadata.quantiles
+    ids = [data.station_ids[row] for row in rows]
     values = np.full((data.n_stations, n_leads, *((len(levels),) if levels else ())), np.nan, np.float32)
-    values[rows] = to_target_units(scalers, scaled, [data.station_ids[row] for row in rows])
-    return _output_table(data, end, metadata, values)
+    values[rows] = to_target_units(scalers, scaled, ids)
+    members = None
+    if scaled_members is not None and metadata.members > 1:
+        members = np.full((data.n_stations, n_leads, metadata.members), np.nan, np.float32)
+        members[rows] = member_forecasts(scalers, scaled_members, levels, ids)
+    age_hours = None
+    if layout.observed_flag:
+        age_hours = observation_age(data.target, np.array([end]))[:, 0] * (metadata.grid.step / pd.Timedelta(hours=1))
+    return _output_table(data, end, metadata, values, members, age_hours)
 
 
 def station_data_from_frame(frame: pd.DataFrame, metadata: ExportMetadata) -> StationData:
@@ -181,7 +195,8 @@ def _issue_index(times: np.ndarray, step: pd.Timedelta, issue_time: str | None) 
     return int((issue - first) // step)
 
 
-def _output_table(data: StationData, end: int, metadata: ExportMetadata, values: np.ndarray) -> pd.DataFrame:
+def _output_table(data: StationData, end: int, metadata: ExportMetadata, values: np.ndarray,
+                  members: np.ndarray | None, age_hours: np.ndarray | None) -> pd.DataFrame:
     """One row per station and lead, in the columns of :func:`output_columns`."""
     levels = metadata.quantiles
     leads = np.asarray(metadata.leads, dtype=np.int64)
@@ -196,4 +211,9 @@ def _output_table(data: StationData, end: int, metadata: ExportMetadata, values:
     }
     for position, level in enumerate(levels):
         table[f"value_{quantile_label(level)}"] = values[..., position].reshape(-1)
+    if members is not None:
+        for member in range(members.shape[-1]):
+            table[f"value_member{member}"] = members[..., member].reshape(-1)
+    if age_hours is not None:
+        table[OBSERVATION_AGE] = np.repeat(age_hours, len(leads))
     return pd.DataFrame(table, columns=output_columns(metadata))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -179,9 +180,16 @@ def _predict(model: ExportedModel, scalers: Scalers, station_ids: tuple[str, ...
         scaled, scaled_members = model.run(x, rows_lengths, batch_size=batch_size)
         values[issues, stations, :] = to_target_units(scalers, scaled, list(ids[stations]))
         if members is not None and scaled_members is not None:
-            point = scaled_members[..., levels.index(0.5)] if levels else scaled_members  # [row, member, lead]
-            members[issues, stations] = to_target_units(scalers, point, list(ids[stations])).transpose(0, 2, 1)
+            members[issues, stations] = member_forecasts(scalers, scaled_members, levels, list(ids[stations]))
     return values, members
+
+
+def member_forecasts(scalers: Scalers, scaled_members: np.ndarray, levels: Sequence[float],
+                     station_ids: list[str]) -> np.ndarray:
+    """An ensemble's ``[row, member, lead(, level)]`` scaled outputs as the members' point forecasts
+    ``[row, lead, member]`` in the target's units (their medians for a quantile model)."""
+    point = scaled_members[..., levels.index(0.5)] if levels else scaled_members
+    return to_target_units(scalers, point, station_ids).transpose(0, 2, 1)
 
 
 def to_target_units(scalers: Scalers, scaled: np.ndarray, station_ids: list[str]) -> np.ndarray:

@@ -195,6 +195,15 @@ def test_a_quantile_ensemble_with_gauge_and_weather_forecast_inputs(trained, ing
         for position, column in enumerate(["value_q05", "value_q50", "value_q95"]):
             np.testing.assert_allclose(_by_station(predicted, column, published.stations),
                                        published.quantiles[0, :, :, position], rtol=0, atol=1e-5)
+        assert published.members is not None
+        for member in range(2):  # the member spread, as published
+            np.testing.assert_allclose(_by_station(predicted, f"value_member{member}", published.stations),
+                                       published.members[0, :, :, member], rtol=0, atol=1e-5)
+        assert not np.allclose(predicted["value_member0"], predicted["value_member1"])
+        assert published.observation_age_hours is not None
+        ages = _by_station(predicted, "observation_age_hours", published.stations)
+        np.testing.assert_array_equal(ages, np.repeat(published.observation_age_hours[0][:, None], 3, axis=1))
+        assert ages[0, 0] == 24.0 * (3 + (issue - ISSUE_LABEL) // step)  # the late gauge
     assert published.fallback, "no product is valid at the second issue step"
 
 
