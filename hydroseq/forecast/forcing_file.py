@@ -65,20 +65,18 @@ class ForcingForecast:
         """Steps ``start..stop-1 + horizon`` of ``dataset`` (perfect inputs read ``horizon`` steps past ``stop``)
         with each forecast variable of steps ``start..stop-1`` taken from this file wherever its product is
         at least as new as the ingested one."""
-        start, stop = self.start, self.stop
-        window = dataset.isel(time=slice(start, min(dataset.sizes["time"], stop + horizon)))
-        steps = slice(start - self.start, stop - self.start)
-        reference = self.reference_time[:, steps]
+        n_steps = self.stop - self.start
+        window = dataset.isel(time=slice(self.start, min(dataset.sizes["time"], self.stop + horizon)))
+        reference = self.reference_time
         for name, values in self.values.items():
             merged = np.array(window[name].transpose("station", "time", "lead").values, dtype=np.float32)
             references = _ingested_reference(window, name)
-            first = merged[:, : stop - start]  # a view: the issue steps
-            newer = ~np.isnat(reference) & (np.isnat(references[:, : stop - start])
-                                            | (reference >= references[:, : stop - start]))
+            first = merged[:, :n_steps]  # a view: the issue steps
+            newer = ~np.isnat(reference) & (np.isnat(references[:, :n_steps]) | (reference >= references[:, :n_steps]))
             leads = min(values.shape[2], first.shape[2])
             first[newer] = np.nan
-            first[..., :leads] = np.where(newer[..., None], values[:, steps, :leads], first[..., :leads])
-            references[:, : stop - start] = np.where(newer, reference, references[:, : stop - start])
+            first[..., :leads] = np.where(newer[..., None], values[..., :leads], first[..., :leads])
+            references[:, :n_steps] = np.where(newer, reference, references[:, :n_steps])
             window = window.assign({
                 name: (("station", "time", "lead"), merged, window[name].attrs),
                 name + REFERENCE_TIME_SUFFIX: (("station", "time"), references,
