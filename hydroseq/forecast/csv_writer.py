@@ -1,4 +1,4 @@
-"""The forecast as a flat CSV table: ``station,issue_time,lead,valid_time,value[,observation_age_hours]``."""
+"""The forecast as a flat CSV table: ``station,issue_time,lead,valid_time,value`` and optional columns."""
 
 from __future__ import annotations
 
@@ -33,7 +33,8 @@ def write_forecast_csv(result: ForecastResult, path: str | Path) -> Path:
     with ingested weather-forecast inputs add ``forecast_input_age_hours`` (how old the product was).
     Models with a predictive distribution add one column per quantile level after ``value`` (the
     median): ``value_q05``, ..., ``value_q95``, and after them the probability of exceeding each
-    flood threshold, ``p_exceed_<level>`` (e.g. ``p_exceed_2-year``).
+    flood threshold, ``p_exceed_<level>`` (e.g. ``p_exceed_2-year``). An ensemble adds each member's
+    point forecast, ``value_member0``, ``value_member1``, ... (the member spread).
     """
     path = Path(path)
     valid_times = result.valid_times
@@ -41,8 +42,10 @@ def write_forecast_csv(result: ForecastResult, path: str | Path) -> Path:
     product_ages = result.forecast_input_age_hours
     levels = result.quantile_levels or ()
     threshold_levels = result.thresholds.levels if result.thresholds is not None else ()
+    members = result.members
     columns = (CSV_COLUMNS + tuple(f"value_{quantile_label(level)}" for level in levels)
                + tuple(f"p_exceed_{level}" for level in threshold_levels)
+               + tuple(f"value_member{member}" for member in range(members.shape[-1] if members is not None else 0))
                + (("observation_age_hours",) if ages is not None else ())
                + (("forecast_input_age_hours",) if product_ages is not None else ()))
     with atomic_path(path) as tmp, open(tmp, "w", newline="", encoding="utf-8") as handle:
@@ -60,6 +63,8 @@ def write_forecast_csv(result: ForecastResult, path: str | Path) -> Path:
                               else tuple(format_value(value) for value in result.quantiles[i, s, k]))
                     if result.exceedance is not None:
                         spread += tuple(format_value(value) for value in result.exceedance[i, s, k])
+                    if members is not None:
+                        spread += tuple(format_value(value) for value in members[i, s, k])
                     writer.writerow((station, issue_text, int(lead), format_time(valid_times[i, k]),
                                      format_value(result.values[i, s, k]), *spread, *age))
     return path

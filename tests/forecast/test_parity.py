@@ -226,8 +226,11 @@ def test_quantile_ensemble_parity_and_forecast_files(trained, short_histories: P
     assert positive.sum() >= 50
     table = pd.read_csv(tmp_path / "fc.csv", dtype={"station": str})
     assert [c for c in table.columns if c.startswith("value")] == ["value", "value_q05", "value_q25", "value_q50",
-                                                                    "value_q75", "value_q95"]
+                                                                    "value_q75", "value_q95", "value_member0",
+                                                                    "value_member1"]
     np.testing.assert_array_equal(table["value"].to_numpy(), table["value_q50"].to_numpy())
+    csv_members = np.stack([table[f"value_member{m}"].to_numpy(np.float32) for m in range(2)], axis=-1)
+    np.testing.assert_array_equal(csv_members, members[forecast_rows].reshape(-1, 2))  # the NetCDF's, exactly
     _check_thresholds_and_hindcast(tmp_path, short_histories, quantiles, forecast_rows, levels)
 
 

@@ -107,6 +107,18 @@ def test_csv_rows(tmp_path: Path) -> None:
     np.testing.assert_array_equal(values, result.values[:, :2, :].reshape(-1))  # exact float32 round trip
 
 
+def test_csv_has_a_column_per_ensemble_member(tmp_path: Path) -> None:
+    result = _result()
+    members = np.stack([result.values * 0.9, result.values * 1.1], axis=-1)  # [issue, station, lead, member]
+    path = write_forecast_csv(dataclasses.replace(result, members=members), tmp_path / "f.csv")
+    with open(path, newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert tuple(rows[0]) == (*CSV_COLUMNS, "value_member0", "value_member1")
+    for member in range(2):
+        written = np.array([float(row[f"value_member{member}"]) for row in rows], dtype=np.float32)
+        np.testing.assert_array_equal(written, members[:, :2, :, member].reshape(-1))
+
+
 def test_value_format_round_trips_float32() -> None:
     for value in np.float32([0.1, 1 / 3, 1e-7, 12345.678, -0.0]):
         assert np.float32(format_value(value)) == value
