@@ -59,6 +59,9 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 RECIPES = {"per-step": "train_caravan_forecast.yaml", "sequence": "train_caravan_protocol_sequence.yaml"}
 LEADS = [1, 2, 3]
 QUICK_STATIONS = ["01022500", "01547700", "02064000"]
+QUICK_SPLITS = {"train": {"start": "2000-10-01", "end": "2001-09-30"},  # one water year each
+                "validation": {"start": "2001-10-01", "end": "2002-09-30"},
+                "test": {"start": "2002-10-01", "end": "2003-09-30"}}
 
 
 def recipe(mode: str, data: Path, work: Path, hidden: int, quick: bool) -> TrainConfig:
@@ -68,10 +71,7 @@ def recipe(mode: str, data: Path, work: Path, hidden: int, quick: bool) -> Train
     dump["model"]["hidden_size"] = hidden
     dump["training"].update(output_dir=str(work / mode))
     if quick:
-        dump["data"].update(stations=QUICK_STATIONS, splits={
-            "train": {"start": "2000-10-01", "end": "2001-09-30"},
-            "validation": {"start": "2001-10-01", "end": "2002-09-30"},
-            "test": {"start": "2002-10-01", "end": "2003-09-30"}})
+        dump["data"].update(stations=QUICK_STATIONS, splits=QUICK_SPLITS)
         dump["training"].update(epochs=2, max_batches_per_epoch=2)
     return validate_config(dump, TrainConfig)
 

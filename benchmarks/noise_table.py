@@ -24,7 +24,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from benchmarks.bench_forecast_training import QUICK_STATIONS
+from benchmarks.bench_forecast_training import QUICK_SPLITS, QUICK_STATIONS
 from benchmarks.compare import ingest_dataset
 from hydroseq.config import TrainConfig, load_config, validate_config
 from hydroseq.training import evaluate, train
@@ -44,10 +44,7 @@ def recipe(k: float, seed: int, data: Path, work: Path, quick: bool) -> TrainCon
     dump["training"].update(seed=seed, ensemble=1, threads=1, output_dir=str(work / f"k{k}_seed{seed}"))
     dump["tracking"].update(tracking_uri=f"sqlite:///{work / 'mlruns.db'}", artifact_root=str(work / "mlartifacts"))
     if quick:
-        dump["data"].update(stations=QUICK_STATIONS, splits={
-            "train": {"start": "2000-10-01", "end": "2001-09-30"},
-            "validation": {"start": "2001-10-01", "end": "2002-09-30"},
-            "test": {"start": "2002-10-01", "end": "2003-09-30"}})
+        dump["data"].update(stations=QUICK_STATIONS, splits=QUICK_SPLITS)
         dump["training"].update(epochs=1, max_batches_per_epoch=2)
     return validate_config(dump, TrainConfig)
 
