@@ -67,7 +67,7 @@ def noise_table(levels: list[float], seeds: list[int], quick: bool) -> dict[str,
         data, _ = ingest_dataset(work)
         for k in levels:
             for seed in seeds:
-                figures.setdefault(str(k), {})[str(seed)] = member_scores(recipe(k, seed, data, work, quick))
+                figures.setdefault(f"{k:g}", {})[str(seed)] = member_scores(recipe(k, seed, data, work, quick))
     return figures
 
 
