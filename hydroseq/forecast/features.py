@@ -7,6 +7,7 @@ with training); this module only picks each station's window ending at the issue
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from hydroseq.baselines import newest_observed_step
 from hydroseq.dataset import run_length_so_far
@@ -19,6 +20,11 @@ def observation_age(target: np.ndarray, ends: np.ndarray) -> np.ndarray:
     """
     newest = newest_observed_step(target, ends)
     return np.where(newest >= 0, ends[None, :] - newest, np.nan)
+
+
+def observation_age_hours(target: np.ndarray, ends: np.ndarray, step: pd.Timedelta) -> np.ndarray:
+    """float32 ``[station, len(ends)]``: :func:`observation_age` in hours of the grid ``step``."""
+    return (observation_age(target, ends) * (step / pd.Timedelta(hours=1))).astype(np.float32)
 
 
 def history_lengths(valid: np.ndarray, ends: np.ndarray, seq_len: int) -> np.ndarray:

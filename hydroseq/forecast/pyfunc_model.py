@@ -34,7 +34,7 @@ from mlflow.pyfunc.model import PythonModel, PythonModelContext
 from hydroseq.dataset import Scalers, StationData, build_features
 from hydroseq.errors import InputDataError
 from hydroseq.export import ExportedModel, ExportMetadata
-from hydroseq.forecast.features import gather_windows, history_lengths, observation_age
+from hydroseq.forecast.features import gather_windows, history_lengths, observation_age_hours
 from hydroseq.forecast.result import quantile_label
 from hydroseq.forecast.run import member_forecasts, to_target_units
 
@@ -107,7 +107,7 @@ def forecast_frame(model: ExportedModel, frame: pd.DataFrame, issue_time: str | 
         members[rows] = member_forecasts(scalers, scaled_members, levels, ids)
     age_hours = None
     if layout.observed_flag:
-        age_hours = observation_age(data.target, np.array([end]))[:, 0] * (metadata.grid.step / pd.Timedelta(hours=1))
+        age_hours = observation_age_hours(data.target, np.array([end]), metadata.grid.step)[:, 0]
     return _output_table(data, end, metadata, values, members, age_hours)
 
 

@@ -17,7 +17,7 @@ from hydroseq.export import ExportedModel
 from hydroseq.export.metadata import METADATA_FILE, ONNX_FILE
 from hydroseq.forecast.baselines import hindcast_baselines, training_climatology
 from hydroseq.forecast.data_window import IngestedFile, StationInfo
-from hydroseq.forecast.features import gather_windows, history_lengths, observation_age
+from hydroseq.forecast.features import gather_windows, history_lengths, observation_age_hours
 from hydroseq.forecast.issue_time import label_index_at_or_before, parse_issue_times
 from hydroseq.forecast.outputs import publish_forecast
 from hydroseq.forecast.probabilistic import exceedance, score_hindcast_distribution, training_record
@@ -110,7 +110,7 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
     needed = min(metadata.min_len, metadata.seq_len)
     values, members = _predict(model, scalers, data.station_ids, features, local_ends, lengths, needed, batch_size,
                       progress=show_progress and plan.is_range)
-    age = observation_age(data.target, local_ends).T if layout.observed_flag else None
+    age = observation_age_hours(data.target, local_ends, metadata.grid.step).T if layout.observed_flag else None
     skipped = _skip_reasons(data, valid, lengths, local_ends, needed)
     result = _result(model, data, info, plan, values, members, skipped, age, products)
     if record is not None and result.quantiles is not None:
@@ -220,7 +220,7 @@ def _skip_reasons(data: StationData, valid: np.ndarray, lengths: np.ndarray, end
 
 
 def _result(model: ExportedModel, data: StationData, info: StationInfo, plan: Plan, values: np.ndarray,
-            members: np.ndarray | None, skipped: dict[str, str], age_steps: np.ndarray | None,
+            members: np.ndarray | None, skipped: dict[str, str], age_hours: np.ndarray | None,
             products: ProductUse) -> ForecastResult:
     metadata = model.metadata
     levels = tuple(metadata.quantiles)
@@ -242,8 +242,7 @@ def _result(model: ExportedModel, data: StationData, info: StationInfo, plan: Pl
         units=info.target_units, long_name=f"forecast of {info.target_long_name}",
         standard_name=info.target_standard_name, attributes=attributes,
         skipped=skipped, station_names=info.names, lats=info.lats, lons=info.lons,
-        observation_age_hours=(None if age_steps is None
-                               else (age_steps * (step / pd.Timedelta(hours=1))).astype(np.float32)),
+        observation_age_hours=age_hours,
         forecast_input_age_hours=products.age_hours,
         fallback={station: why for station, why in products.fallback.items() if station not in skipped},
         quantiles=quantiles, quantile_levels=levels or None, members=members,
