@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from hydroseq.fileio import atomic_path
-from hydroseq.forecast.result import ForecastResult, quantile_label
+from hydroseq.forecast.result import OBSERVATION_AGE_COLUMN, ForecastResult, member_column, quantile_label
 
 CSV_COLUMNS = ("station", "issue_time", "lead", "valid_time", "value")
 
@@ -45,8 +45,8 @@ def write_forecast_csv(result: ForecastResult, path: str | Path) -> Path:
     members = result.members
     columns = (CSV_COLUMNS + tuple(f"value_{quantile_label(level)}" for level in levels)
                + tuple(f"p_exceed_{level}" for level in threshold_levels)
-               + tuple(f"value_member{member}" for member in range(members.shape[-1] if members is not None else 0))
-               + (("observation_age_hours",) if ages is not None else ())
+               + tuple(member_column(member) for member in range(members.shape[-1] if members is not None else 0))
+               + ((OBSERVATION_AGE_COLUMN,) if ages is not None else ())
                + (("forecast_input_age_hours",) if product_ages is not None else ()))
     with atomic_path(path) as tmp, open(tmp, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle, lineterminator="\n")

@@ -35,14 +35,13 @@ from hydroseq.dataset import Scalers, StationData, build_features
 from hydroseq.errors import InputDataError
 from hydroseq.export import ExportedModel, ExportMetadata
 from hydroseq.forecast.features import gather_windows, history_lengths, observation_age_hours
-from hydroseq.forecast.result import quantile_label
+from hydroseq.forecast.result import OBSERVATION_AGE_COLUMN, member_column, quantile_label
 from hydroseq.forecast.run import member_forecasts, to_target_units
 
 EXPORTED_MODEL_ARTIFACT = "exported_model"  # the pyfunc's artifact key: the exported model directory
 STATION, TIME = "station", "time"
 ISSUE_TIME_PARAM = "issue_time"  # "" (the default): the newest time in the input
 INPUT_NAME = "model input"  # stands for the file name in error messages
-OBSERVATION_AGE = "observation_age_hours"
 
 
 def input_columns(metadata: ExportMetadata) -> list[str]:
@@ -53,8 +52,8 @@ def input_columns(metadata: ExportMetadata) -> list[str]:
 
 def output_columns(metadata: ExportMetadata) -> list[str]:
     """The output table's columns for a model."""
-    members = [f"value_member{member}" for member in range(metadata.members)] if metadata.members > 1 else []
-    age = [OBSERVATION_AGE] if metadata.feature_layout().observed_flag else []
+    members = [member_column(member) for member in range(metadata.members)] if metadata.members > 1 else []
+    age = [OBSERVATION_AGE_COLUMN] if metadata.feature_layout().observed_flag else []
     return [STATION, "issue_time", "lead", "valid_time", "value",
             *(f"value_{quantile_label(level)}" for level in metadata.quantiles), *members, *age]
 
@@ -213,7 +212,7 @@ def _output_table(data: StationData, end: int, metadata: ExportMetadata, values:
         table[f"value_{quantile_label(level)}"] = values[..., position].reshape(-1)
     if members is not None:
         for member in range(members.shape[-1]):
-            table[f"value_member{member}"] = members[..., member].reshape(-1)
+            table[member_column(member)] = members[..., member].reshape(-1)
     if age_hours is not None:
-        table[OBSERVATION_AGE] = np.repeat(age_hours, len(leads))
+        table[OBSERVATION_AGE_COLUMN] = np.repeat(age_hours, len(leads))
     return pd.DataFrame(table, columns=output_columns(metadata))

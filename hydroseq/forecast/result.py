@@ -113,6 +113,14 @@ class ForecastResult:
         return np.asarray(self.leads, dtype=np.float64) * (self.step / pd.Timedelta(hours=1))
 
 
+OBSERVATION_AGE_COLUMN = "observation_age_hours"  # how late the gauge was, in the CSV and the served model's table
+
+
+def member_column(member: int) -> str:
+    """``value_member0``, ...: the column of an ensemble member's point forecast in the CSV and the served table."""
+    return f"value_member{member}"
+
+
 def quantile_label(level: float) -> str:
     """``q05`` for 0.05, ``q50`` for 0.5, ``q97.5`` for 0.975: the level in percent."""
     percent = f"{level * 100:.6g}"
