@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import os
+import re
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -14,6 +16,8 @@ from hydroseq.errors import ConfigError
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 LOGGER = logging.getLogger(__name__)
+# ${NAME} or ${NAME:-default} inside a string value (the shell's form); nothing else is expanded
+SETTING = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
 class StrictModel(BaseModel):
@@ -64,8 +68,29 @@ def load_config(path: str | Path, model: type[ModelT]) -> ModelT:
         raise ConfigError(f"{path}: not valid YAML: {error}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping of keys at the top level, got {type(data).__name__}")
+    data = _expand_settings(data, str(path))
     LOGGER.debug("%s: reading it as a %s", path.absolute(), model.__name__)
     return validate_config(data, model, source=str(path))
+
+
+def _expand_settings(value: Any, source: str) -> Any:
+    """Replace ``${NAME}`` and ``${NAME:-default}`` in every string by the environment variable NAME
+    (for instance a dataset root that each user points at their own download)."""
+    if isinstance(value, dict):
+        return {key: _expand_settings(item, source) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_expand_settings(item, source) for item in value]
+    if not isinstance(value, str):
+        return value
+
+    def setting(match: re.Match[str]) -> str:
+        name, default = match.group(1), match.group(2)
+        found = os.environ.get(name) or default
+        if found is None:
+            raise ConfigError(f"{source}: {match.group(0)} names the environment variable {name}, which is not set")
+        return found
+
+    return SETTING.sub(setting, value)
 
 
 def dump_config(config: BaseModel) -> str:

@@ -143,6 +143,9 @@ class StationsConfig(StrictModel):
                                          "(e.g. p_mean: mm d-1, aridity: '1'); one without is written without units")
     ids: list[str] | Path | None = Field(None, description="restrict to these stations (default: all): a list, "
                                          "or a text file with one id per line")
+    exclude_ids: list[str] | Path | None = Field(
+        None, description="leave out these stations (a list, or a text file with one id per line), for "
+                          "instance the basins kept apart to test a regional model on basins it never saw")
 
     @field_validator("timezones")
     @classmethod

@@ -266,6 +266,11 @@ class TrainingConfig(StrictModel):
     ensemble: PositiveInt = Field(1, description="members trained one after the other with seeds seed, seed+1, ...; "
                                                  "evaluation and export use their mean")
     output_dir: Path = Path("runs/train")
+    init_from: str | None = Field(None, description="fine-tune: start from this base model (an exported model "
+                                  "directory, a checkpoint file or an MLflow run id) with its inputs, network and "
+                                  "scalers; `--init-from` overrides it")
+    freeze: list[Literal["embedding", "lstm"]] = Field(default_factory=list, description="with init_from: parts of "
+                                                       "the base network that keep their weights")
 
 
 class TrackingConfig(StrictModel):

@@ -94,7 +94,7 @@ def plan_sources(config: IngestConfig,
 
     Returns the plans per station id, every file used (for provenance), and the stations dropped
     while planning (``on_bad_station: skip``): no data in a source. A file holding a station that
-    is not in the table is an error unless ``stations.ids`` restricts the run.
+    is not in the table is an error unless ``stations.ids`` or ``stations.exclude_ids`` restricts the run.
     """
     known = {station.id for station in stations}
     plans: dict[str, list[SourcePlan]] = defaultdict(list)
@@ -107,7 +107,7 @@ def plan_sources(config: IngestConfig,
             for station_id in (known if ids is None else ids):
                 if station_id in known:
                     by_station[station_id].append(path)
-                elif config.stations.ids is None:
+                elif config.stations.ids is None and config.stations.exclude_ids is None:
                     error = InputDataError(path, f"station {station_id!r} is not in {config.stations.label}")
                     _skip_or_raise(config, dropped, station_id, error)
         for station in stations:

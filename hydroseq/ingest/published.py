@@ -32,7 +32,7 @@ from timezonefinder import TimezoneFinder
 from hydroseq.config.ingest import StationsConfig
 from hydroseq.errors import InputDataError
 from hydroseq.grid import parse_timezone
-from hydroseq.ingest.stations import Station, requested_ids
+from hydroseq.ingest.stations import Station, requested_ids, without_excluded
 
 CAMELS_ATTRIBUTES = "camels_attributes_v2.0"
 CAMELS_AREA_LINE = 3  # the forcing-file header line holding the basin area in m²
@@ -74,7 +74,7 @@ def published_stations(config: StationsConfig) -> list[Station]:
     for station_id in ids:
         if station_id not in listing.rows.index:
             raise InputDataError(listing.path, f"basin {station_id} (stations.ids) is not in the attributes")
-    return [_station(station_id, files, config, root) for station_id in ids]
+    return without_excluded([_station(station_id, files, config, root) for station_id in ids], config)
 
 
 def _caravan_files(root: Path, source: str) -> list[_AttributeFile]:

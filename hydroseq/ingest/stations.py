@@ -56,27 +56,41 @@ def load_stations(config: StationsConfig) -> list[Station]:
                              f"line {duplicated.index[0] + 2}")
     stations = [_row_to_station(row, index, config) for index, row in table.iterrows()]
     wanted = requested_ids(config)
-    if wanted is None:
-        return stations
-    by_id = {station.id: station for station in stations}
-    unknown = [i for i in wanted if i not in by_id]
-    if unknown:
-        raise InputDataError(path, f"station(s) {', '.join(unknown)} listed in stations.ids are not in the table")
-    return [by_id[i] for i in wanted]
+    if wanted is not None:
+        by_id = {station.id: station for station in stations}
+        unknown = [i for i in wanted if i not in by_id]
+        if unknown:
+            raise InputDataError(path, f"station(s) {', '.join(unknown)} listed in stations.ids are not in the table")
+        stations = [by_id[i] for i in wanted]
+    return without_excluded(stations, config)
 
 
 def requested_ids(config: StationsConfig) -> list[str] | None:
     """The ids ``config.ids`` lists, read from its file when it names one (one id per line, blank
     lines skipped); ``None`` when it is unset (all stations)."""
-    if not isinstance(config.ids, Path):
-        return config.ids
+    return _listed_ids(config.ids, "stations.ids")
+
+
+def without_excluded(stations: list[Station], config: StationsConfig) -> list[Station]:
+    """``stations`` less those ``config.exclude_ids`` lists (ids it lists that are absent are no error:
+    a list of held-out basins serves datasets that hold only some of them)."""
+    excluded = set(_listed_ids(config.exclude_ids, "stations.exclude_ids") or ())
+    kept = [station for station in stations if station.id not in excluded]
+    if excluded and not kept:
+        raise InputDataError(config.label, "stations.exclude_ids leaves no station")
+    return kept
+
+
+def _listed_ids(listing: list[str] | Path | None, key: str) -> list[str] | None:
+    if not isinstance(listing, Path):
+        return listing
     try:
-        text = config.ids.read_text()
+        text = listing.read_text()
     except (OSError, UnicodeDecodeError) as error:
-        raise InputDataError(config.ids, f"cannot read the station ids listed in stations.ids: {error}") from None
+        raise InputDataError(listing, f"cannot read the station ids listed in {key}: {error}") from None
     ids = [line.strip() for line in text.splitlines() if line.strip()]
     if not ids:
-        raise InputDataError(config.ids, "the file of station ids (stations.ids) lists none")
+        raise InputDataError(listing, f"the file of station ids ({key}) lists none")
     return ids
 
 

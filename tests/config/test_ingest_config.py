@@ -11,7 +11,7 @@ from hydroseq.config import ConfigError, IngestConfig, load_config, validate_con
 
 EXAMPLES = ["ingest_caravan_daily.yaml", "ingest_camels_us.yaml", "ingest_charlotte_hourly.yaml",
             "ingest_charlotte_daily.yaml", "ingest_ebnit_hourly.yaml", "ingest_caravan_published.yaml",
-            "ingest_camels_us_published.yaml"]
+            "ingest_camels_us_published.yaml", "ingest_caravan_regional.yaml"]
 
 
 @pytest.mark.parametrize("name", EXAMPLES)

@@ -247,3 +247,31 @@ def test_camels_us_errors_name_the_file_and_the_basin(tmp_path):
     with pytest.raises(InputDataError, match=r"camels_clim\.txt \(line 3, basin 01022500\): attribute "
                                              r"high_prec_timing: 'son' is not a number"):
         load_stations(config)
+
+
+def test_excluded_ids_leave_out_listed_stations_and_need_not_all_be_present(tmp_path):
+    (tmp_path / "held_out.txt").write_text("09505800\n99999999\n")
+    table = REPO_ROOT / "data" / "stations" / "caravan_camels_us.csv"
+    config = StationsConfig(path=table, exclude_ids=tmp_path / "held_out.txt")
+    ids = [s.id for s in load_stations(config)]
+    assert len(ids) == 30 and "09505800" not in ids
+    config = StationsConfig(path=table, exclude_ids=tmp_path / "held_out.txt", ids=["09505800", "01022500"])
+    assert [s.id for s in load_stations(config)] == ["01022500"]
+
+
+SHARED_CARAVAN = REPO_ROOT.parent / "shared" / "data" / "caravan_camels_us"
+
+
+@pytest.mark.skipif(not SHARED_CARAVAN.is_dir(), reason="the 464-basin Caravan set is not beside the repository")
+def test_the_regional_ingest_holds_every_caravan_basin_but_the_bundled_ones(tmp_path, monkeypatch):
+    monkeypatch.setenv("CARAVAN_ROOT", str(SHARED_CARAVAN))
+    config = load_config(REPO_ROOT / "configs" / "ingest_caravan_regional.yaml", IngestConfig)
+    assert config.stations.root == SHARED_CARAVAN
+    config.stations.exclude_ids = REPO_ROOT / "data" / "daily_caravan_camels_us" / "basins.txt"
+    config.grid.start, config.grid.end = dt.date(2001, 9, 1), dt.date(2001, 9, 30)
+    ingest(config, tmp_path / "regional.nc", show_progress=False)
+    with xr.open_dataset(tmp_path / "regional.nc") as regional:
+        stations = set(regional["station"].values.astype(str))
+    bundled = set((REPO_ROOT / "data" / "daily_caravan_camels_us" / "basins.txt").read_text().split())
+    every = set((SHARED_CARAVAN / "basins.txt").read_text().split())
+    assert len(bundled) == 31 and stations == every - bundled and len(stations) == 433
