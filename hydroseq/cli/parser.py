@@ -49,6 +49,7 @@ EXAMPLES = {
   hydroseq train --config configs/train_demo_cpu.yaml --data runs/demo/caravan_daily.nc
   hydroseq train --config configs/train_caravan_forecast.yaml --nproc 2 --tracking-uri http://mlflow:5000
   hydroseq train --config configs/train_demo_cpu.yaml --resume
+  hydroseq train --config configs/finetune_caravan.yaml --init-from models/caravan-camels-us-daily
   hydroseq --json -q train --config configs/train_demo_cpu.yaml    # run id, best epoch, validation NSE""",
     "evaluate": """\
   hydroseq evaluate --run 3f2a9c... --period test
@@ -105,6 +106,9 @@ def build_parser(command: Callable[[str, str], Handler]) -> argparse.ArgumentPar
     train.add_argument("--data", type=Path, default=None, help="ingested NetCDF or Zarr store (overrides the config)")
     train.add_argument("--resume", action="store_true", help="continue from the last checkpoint")
     train.add_argument("--nproc", type=int, default=None, help="train with N local DDP processes")
+    train.add_argument("--init-from", default=None, metavar="DIR_OR_RUN",
+                       help="fine-tune: start from this base model (exported model directory, checkpoint file or "
+                            "MLflow run id), keeping its inputs and scalers")
     train.add_argument("--tracking-uri", default=None, help=TRACKING_URI_HELP)
     train.add_argument("--artifact-root", type=Path, default=None,
                        help="artifact folder of a new experiment in a local store (overrides HYDROSEQ_ARTIFACT_ROOT, "

@@ -35,6 +35,8 @@ def train_command(args: argparse.Namespace) -> int:
     and reaches every DDP process; so are the global options, and rank 0 prints the summary.
     """
     config = load_config(args.config, TrainConfig)
+    if args.init_from is not None:
+        config.training.init_from = args.init_from
     if args.artifact_root is not None:
         os.environ[ARTIFACT_ROOT_VARIABLE] = str(args.artifact_root.absolute())
     if args.nproc and args.nproc > 1:

@@ -23,7 +23,7 @@ import json
 import random
 import shutil
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +40,7 @@ from hydroseq.training.runtime import EarlyStopping
 CHECKPOINT_FORMAT_VERSION = 1
 LAST_CHECKPOINT = "last.pt"
 BEST_CHECKPOINT = "best.pt"
+WEIGHTS_FILE = "checkpoint.pt"  # in an exported model directory: the weights, without the training state
 REQUIRED_KEYS = ("format_version", "model_state", "optimizer_state", "scheduler_state", "epoch", "early_stopping",
                  "rng", "config", "feature_names", "n_outputs", "scalers", "history", "run_id", "rng_by_rank")
 
@@ -117,6 +118,10 @@ class Checkpoint:
         if self.quantile_scale is not None:
             model.set_quantile_scale(torch.tensor(self.quantile_scale, dtype=torch.float32))
         return model.eval()
+
+    def weights_only(self) -> Checkpoint:
+        """This checkpoint without the state that only resumes its run (optimizer, scheduler, generators)."""
+        return replace(self, optimizer_state={}, scheduler_state={}, rng={}, rng_by_rank=[])
 
     def save(self, path: str | Path) -> Path:
         """Write this checkpoint to ``path`` atomically; returns ``path``."""

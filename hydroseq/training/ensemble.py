@@ -23,6 +23,7 @@ from hydroseq.training import checkpoint as ckpt
 from hydroseq.training import tracking
 from hydroseq.training.data import load_training_data
 from hydroseq.training.finish import finish_run, start_run
+from hydroseq.training.init_from import load_base_model
 from hydroseq.training.result import MemberCallback, ModelLogger, TrainResult
 from hydroseq.training.runtime import resolve_device
 
@@ -54,8 +55,9 @@ def train_ensemble(config: TrainConfig, data_path: str | Path | None, resume: bo
     record_path = out_dir / ENSEMBLE_RECORD
     record = json.loads(record_path.read_text()) if resume and record_path.exists() else {}
     uri = tracking.resolve_tracking_uri(config.tracking, tracking_uri)
-    data = load_training_data(config, data_path)
-    parent = record.get("parent_run_id") or start_run(config, data, uri, out_dir)
+    base = load_base_model(config.training.init_from, tracking_uri) if config.training.init_from else None
+    data = load_training_data(config, data_path, base.checkpoint.scalers if base else None)
+    parent = record.get("parent_run_id") or start_run(config, data, uri, out_dir, tags=base.tags if base else None)
     finished: dict[str, dict] = record.get("members", {})
     results = []
     for member in range(config.training.ensemble):

@@ -29,6 +29,7 @@ from hydroseq.training.augment import hide_forecast, hide_observed
 from hydroseq.training.data import TrainingData, load_training_data
 from hydroseq.training.ensemble import train_ensemble
 from hydroseq.training.finish import finish_run, start_run
+from hydroseq.training.init_from import check_same_layout, freeze, initial_weights, load_base_model
 from hydroseq.training.predict import eval_batch_size, predict_split
 from hydroseq.training.result import EpochCallback, MemberCallback, ModelLogger, TrainResult
 from hydroseq.training.runtime import EarlyStopping, lr_factor, peak_memory_mb, resolve_lstm_path, set_threads
@@ -64,10 +65,17 @@ def train(config: TrainConfig, data_path: str | Path | None = None, resume: bool
     device = ddp.device
     out_dir = make_output_dir(cfg.output_dir)
     last = ckpt.Checkpoint.load(out_dir / ckpt.LAST_CHECKPOINT) if resume else None
-    data = load_training_data(config, data_path, last.scalers if last else None)
+    base = load_base_model(cfg.init_from, tracking_uri) if cfg.init_from else None
+    if base is not None:
+        check_same_layout(config, base)
+    data = load_training_data(config, data_path, last.scalers if last else base.checkpoint.scalers if base else None)
     torch.manual_seed(cfg.seed)
     model = get_model(config.model, len(data.feature_names), data.n_outputs, config.data.mode,
-                      lstm_path=resolve_lstm_path(cfg, device), data=config.data).to(device)
+                      lstm_path=resolve_lstm_path(cfg, device), data=config.data)
+    if base is not None:
+        model.load_state_dict(initial_weights(base, cfg.seed))
+        freeze(model, cfg.freeze)
+    model = model.to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=cfg.learning_rate)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lr_factor(cfg))
     stopper = EarlyStopping(cfg.patience)
@@ -87,7 +95,7 @@ def train(config: TrainConfig, data_path: str | Path | None = None, resume: bool
     trained = ddp.wrap(model)  # DDP averages gradients over ranks; `model` stays the plain module
     uri = tracking.resolve_tracking_uri(config.tracking, tracking_uri)
     run_id = ddp.from_main(lambda: start_run(config, data, uri, out_dir, run_id=last.run_id if last else None,
-                                             parent_run_id=parent_run_id))
+                                             parent_run_id=parent_run_id, tags=base.tags if base else None))
     log_new_metrics = functools.partial(store.log_new_metrics, uri, run_id, config.tracking)
     if last and ddp.is_main:  # finish the commit of the last epoch if a kill interrupted it
         ckpt.repair_best_checkpoint(out_dir, last)

@@ -1,0 +1,112 @@
+"""Fine-tuning: start a training run from a trained base model (``hydroseq train --init-from``).
+
+The base is an exported model directory (its weights file ``checkpoint.pt``; ``hydroseq forecast``
+checks the directory's checksums), a checkpoint file, or an MLflow run id. The run keeps the base's
+inputs, network and scalers, so the network reads a basin exactly as the base did; only the weights
+move. The base's training data is never needed: the NSE* weights come from the fine-tuning basins'
+own training period.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from hydroseq.config import TrainConfig
+from hydroseq.errors import ConfigError, InputDataError
+from hydroseq.model import LSTMModel
+from hydroseq.training.checkpoint import WEIGHTS_FILE, Checkpoint
+from hydroseq.training.tracking import load_run_checkpoint
+
+# the parts of the data config that fix what the network reads and predicts
+DATA_LAYOUT = ("dynamic_inputs", "static_inputs", "target", "mode", "leads", "lagged_target", "forecast_inputs",
+               "per_station_target_scaling")
+# model settings that may differ from the base's: they change training, not the network's shape
+MODEL_TRAINING_ONLY = ("dropout", "initial_forget_bias")
+
+
+@dataclass(frozen=True)
+class BaseModel:
+    """The model a fine-tuning run starts from, and how MLflow links to it."""
+
+    checkpoint: Checkpoint
+    source: str
+
+    @property
+    def tags(self) -> dict[str, str]:
+        """MLflow tags of the fine-tuned run: what it started from, and that base's own run."""
+        return {"init_from": self.source, "base_run_id": self.checkpoint.run_id,
+                "base_model": _link(self.source, self.checkpoint.run_id)}
+
+
+def load_base_model(init_from: str | Path, tracking_uri: str | None = None) -> BaseModel:
+    """The base model named by ``init_from``: a model directory, a ``.pt`` checkpoint or a run id.
+
+    Raises
+    ------
+    InputDataError
+        If a directory is not an exported model with weights, or a checkpoint is unreadable.
+    ConfigError
+        If a run id is not in the tracking store (:func:`hydroseq.training.tracking.load_run_checkpoint`).
+    """
+    path = Path(init_from)
+    if path.is_dir():
+        if not (path / WEIGHTS_FILE).is_file():
+            raise InputDataError(path, f"the model directory has no {WEIGHTS_FILE} (the weights fine-tuning starts "
+                                       "from): export it again with this hydroseq")
+        checkpoint = Checkpoint.load(path / WEIGHTS_FILE)
+    elif path.is_file():
+        checkpoint = Checkpoint.load(path)
+    elif "/" in str(init_from) or str(init_from).endswith(".pt"):
+        raise InputDataError(path, "the base model (--init-from) is neither a model directory nor a checkpoint file")
+    else:
+        checkpoint, _ = load_run_checkpoint(str(init_from), tracking_uri)
+    if checkpoint.scalers.station_target:
+        raise ConfigError(f"--init-from {init_from}: the base model scales discharge per basin, so it cannot read "
+                          "basins it was not trained on; fine-tune a model trained with "
+                          "data.per_station_target_scaling: false")
+    return BaseModel(checkpoint, str(init_from))
+
+
+def check_same_layout(config: TrainConfig, base: BaseModel) -> None:
+    """Raise :class:`ConfigError` naming each setting where ``config`` changes the base's inputs or network."""
+    theirs = base.checkpoint.config
+    differences = [f"data.{key}: {_shown(getattr(config.data, key))} (the base has {_shown(getattr(theirs.data, key))})"
+                   for key in DATA_LAYOUT if _shown(getattr(config.data, key)) != _shown(getattr(theirs.data, key))]
+    ours_model, base_model = config.model.model_dump(mode="json"), theirs.model.model_dump(mode="json")
+    differences += [f"model.{key}: {ours_model[key]!r} (the base has {base_model[key]!r})"
+                    for key in ours_model if key not in MODEL_TRAINING_ONLY and ours_model[key] != base_model[key]]
+    if differences:
+        raise ConfigError(f"--init-from {base.source}: a fine-tuning config keeps the base model's inputs and "
+                          f"network; it changes {'; '.join(differences)}")
+
+
+def initial_weights(base: BaseModel, seed: int) -> dict[str, torch.Tensor]:
+    """The weights a run with ``seed`` starts from: the base member of the same seed offset (member
+    ``seed - base seed``, modulo the base's members), so an ensemble fine-tunes each base member."""
+    states = base.checkpoint.member_states or [base.checkpoint.model_state]
+    return states[(seed - base.checkpoint.config.training.seed) % len(states)]
+
+
+def freeze(model: LSTMModel, parts: list[str]) -> None:
+    """Stop the gradients of the named parts (``embedding``, ``lstm``) of ``model``."""
+    for part in parts:
+        module = getattr(model, part, None)
+        if module is None:
+            raise ConfigError(f"training.freeze: the model has no {part} to freeze")
+        module.requires_grad_(False)
+
+
+def _shown(value: Any) -> Any:
+    return [item.model_dump(mode="json") if hasattr(item, "model_dump") else item for item in value] \
+        if isinstance(value, list) else value
+
+
+def _link(source: str, run_id: str) -> str:
+    path = Path(source)
+    if path.exists():
+        return str(path.resolve())
+    return f"runs:/{run_id}"

@@ -1,0 +1,88 @@
+"""Fine-tuning (``training.init_from`` / ``--init-from``): a run starts from a base model's weights and
+scalers, on basins the base never saw, linked to it in MLflow; it may not change the base's inputs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+from mlflow.tracking import MlflowClient
+
+from hydroseq.errors import ConfigError, InputDataError
+from hydroseq.export import export_model
+from hydroseq.training import train
+from hydroseq.training.checkpoint import BEST_CHECKPOINT, WEIGHTS_FILE, Checkpoint
+
+BASE_STATIONS = ["01022500", "02064000"]
+NEW_STATIONS = ["03015500"]
+
+
+@pytest.fixture(scope="module")
+def base_dir(tmp_path_factory: pytest.TempPathFactory, small_nc: Path, make_config) -> Path:
+    """A base model trained on two basins and exported (with its weights file)."""
+    tmp = tmp_path_factory.mktemp("base")
+    config = make_config(tmp, small_nc, epochs=1)
+    config.data.stations = BASE_STATIONS
+    result = train(config, show_progress=False)
+    export_model(result.output_dir / BEST_CHECKPOINT, seq_len=60, out_dir=tmp / "model", data_path=small_nc)
+    return tmp / "model"
+
+
+def _finetune_config(tmp: Path, small_nc: Path, make_config, base: Path, **training):
+    config = make_config(tmp, small_nc, epochs=1, init_from=str(base), **training)
+    config.data.stations = NEW_STATIONS
+    return config
+
+
+def test_the_export_holds_the_weights_and_they_are_checksummed(base_dir: Path) -> None:
+    metadata = (base_dir / "metadata.json").read_text()
+    assert WEIGHTS_FILE in metadata
+    assert Checkpoint.load(base_dir / WEIGHTS_FILE).optimizer_state == {}
+
+
+def test_a_finetuned_run_starts_from_the_base_weights_and_keeps_its_scalers(tmp_path: Path, small_nc: Path,
+                                                                            make_config, base_dir: Path) -> None:
+    base = Checkpoint.load(base_dir / WEIGHTS_FILE)
+    config = _finetune_config(tmp_path, small_nc, make_config, base_dir, learning_rate=1e-12)
+    result = train(config, show_progress=False)
+    tuned = Checkpoint.load(result.output_dir / "last.pt")
+    for name, weights in base.model_state.items():  # a step of 1e-12 leaves the start where it was
+        torch.testing.assert_close(tuned.model_state[name], weights, atol=1e-9, rtol=0)
+    assert tuned.scalers.to_dict() == base.scalers.to_dict()  # not refitted on the new basin
+    scratch = make_config(tmp_path / "scratch", small_nc, epochs=1, learning_rate=1e-12)
+    scratch.data.stations = NEW_STATIONS
+    fresh = Checkpoint.load(train(scratch, show_progress=False).output_dir / "last.pt")
+    assert fresh.scalers.to_dict() != base.scalers.to_dict()
+    assert not torch.allclose(fresh.model_state["lstm.weight_ih_l0"], base.model_state["lstm.weight_ih_l0"])
+    tags = MlflowClient(result.tracking_uri).get_run(result.run_id).data.tags
+    assert tags["init_from"] == str(base_dir)
+    assert tags["base_run_id"] == base.run_id
+    assert tags["base_model"] == str(base_dir.resolve())
+
+
+def test_frozen_parts_keep_the_base_weights(tmp_path: Path, small_nc: Path, make_config, base_dir: Path) -> None:
+    base = Checkpoint.load(base_dir / WEIGHTS_FILE)
+    config = _finetune_config(tmp_path, small_nc, make_config, base_dir, freeze=["lstm"], learning_rate=0.01)
+    tuned = Checkpoint.load(train(config, show_progress=False).output_dir / "last.pt")
+    assert torch.equal(tuned.model_state["lstm.weight_hh_l0"], base.model_state["lstm.weight_hh_l0"])
+    assert not torch.equal(tuned.model_state["head.weight"], base.model_state["head.weight"])
+
+
+def test_a_config_that_changes_the_inputs_is_refused_with_the_setting_named(tmp_path: Path, small_nc: Path,
+                                                                           make_config, base_dir: Path) -> None:
+    config = _finetune_config(tmp_path, small_nc, make_config, base_dir)
+    config.data.static_inputs = ["p_mean"]
+    with pytest.raises(ConfigError, match=r"data\.static_inputs: \['p_mean'\] \(the base has \['p_mean', 'aridity'\]"):
+        train(config, show_progress=False)
+    config = _finetune_config(tmp_path, small_nc, make_config, base_dir)
+    config.model.hidden_size = 16
+    with pytest.raises(ConfigError, match=r"model\.hidden_size: 16 \(the base has 8\)"):
+        train(config, show_progress=False)
+
+
+def test_a_folder_without_weights_is_refused(tmp_path: Path, small_nc: Path, make_config) -> None:
+    (tmp_path / "empty").mkdir()
+    config = _finetune_config(tmp_path, small_nc, make_config, tmp_path / "empty")
+    with pytest.raises(InputDataError, match="has no checkpoint.pt"):
+        train(config, show_progress=False)
