@@ -12,11 +12,34 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
-from hydroseq.batching import make_loader
+from hydroseq.batching import Batch, BatchLoader, make_loader
 from hydroseq.config import TrainConfig, load_config
-from hydroseq.training.data import load_training_data
+from hydroseq.training.data import TrainingData, load_training_data
+
+
+@dataclass
+class FirstBatch:
+    """The training data, the loader the training loop would build, its first batch, and the clock."""
+
+    data: TrainingData
+    loader: BatchLoader
+    batch: Batch
+    load_s: float
+    first_batch_s: float
+
+
+def load_to_first_batch(config: TrainConfig, data_path: Path | None) -> FirstBatch:
+    """Load the training data and draw the first batch of epoch 0, timing both from the call."""
+    start = time.perf_counter()
+    data = load_training_data(config, data_path)
+    loaded = time.perf_counter() - start
+    loader = make_loader(data.train_set, config.batching, shuffle=True, seed=config.training.seed)
+    loader.sampler.set_epoch(0)
+    batch = next(iter(loader))
+    return FirstBatch(data, loader, batch, loaded, time.perf_counter() - start)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -25,15 +48,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config", required=True, type=Path)
     parser.add_argument("--data", required=True, type=Path)
     args = parser.parse_args(argv)
-    config = load_config(args.config, TrainConfig)
-    start = time.perf_counter()
-    data = load_training_data(config, args.data)
-    loaded = time.perf_counter() - start
-    loader = make_loader(data.train_set, config.batching, shuffle=True, seed=config.training.seed)
-    loader.sampler.set_epoch(0)
-    batch = next(iter(loader))
-    first_batch = time.perf_counter() - start
-    print(json.dumps({"load_s": loaded, "first_batch_s": first_batch, "batch_samples": len(batch),
+    first = load_to_first_batch(load_config(args.config, TrainConfig), args.data)
+    data = first.data
+    print(json.dumps({"load_s": first.load_s, "first_batch_s": first.first_batch_s, "batch_samples": len(first.batch),
                       "stations": len(data.station_data.station_ids), "steps": len(data.station_data.times),
                       "features": len(data.feature_names), "feature_names": data.feature_names}))
     return 0

@@ -17,7 +17,7 @@ MODULES = sorted(info.name for info in pkgutil.walk_packages(benchmarks.__path__
                  if not info.name.startswith("benchmarks.tests"))
 COMMANDS = ["benchmarks.compare", "benchmarks.bench_batching", "benchmarks.bench_forecast",
             "benchmarks.bench_forecast_training", "benchmarks.bench_ingest", "benchmarks.bench_lstm_paths",
-            "benchmarks.ddp_curves", "benchmarks.nh.venv", "benchmarks.noise_table"]
+            "benchmarks.bench_regional", "benchmarks.ddp_curves", "benchmarks.nh.venv", "benchmarks.noise_table"]
 
 
 @pytest.mark.parametrize("name", MODULES)
