@@ -12,7 +12,7 @@ import numpy as np
 from hydroseq.config import DataConfig
 from hydroseq.dataset.forecast_inputs import last_step_of, lead_window_within
 from hydroseq.dataset.station_data import StationData
-from hydroseq.errors import InputDataError
+from hydroseq.errors import ConfigError, InputDataError
 from hydroseq.fileio import write_text_atomic
 
 SCALERS_FORMAT_VERSION = 1
@@ -26,7 +26,9 @@ class Scalers:
     saved beside the model (:meth:`to_json`) and reused unchanged for validation, test, export and
     forecast. A feature whose training standard deviation is 0 (or undefined) gets a std of 1, so
     it is only centred. With per-station target scaling, a station that has no valid target in
-    the training period is scaled with the global target mean and std.
+    the training period is scaled with the global target mean and std, and a station that was not
+    in the training data is refused (:class:`ConfigError`): its scale is unknown. Models with one
+    scaling for all stations (the regional ones) read any station, gauged or not.
     """
 
     dynamic_names: list[str]
@@ -102,9 +104,13 @@ class Scalers:
             return self.target_mean, self.target_std
         if station_ids is None:
             raise ValueError("per-station target scaling needs the station id of every row")
-        default = (self.target_mean, self.target_std)
-        moments = np.array([self.station_target.get(str(station), default) for station in station_ids],
-                           dtype=np.float64)
+        unknown = sorted({str(station) for station in station_ids} - set(self.station_target))
+        if unknown:
+            shown = ", ".join(unknown[:5]) + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
+            raise ConfigError(f"the model scales {self.target_name} per basin and has no scaling for {shown} (it "
+                              "was not trained on them); a basin a model never saw needs one scaling for all "
+                              "basins (data.per_station_target_scaling: false), as the regional models have")
+        moments = np.array([self.station_target[str(station)] for station in station_ids], dtype=np.float64)
         shape = (len(moments),) + (1,) * (np.ndim(values) - 1)
         return moments[:, 0].reshape(shape), moments[:, 1].reshape(shape)
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from hydroseq.dataset import Scalers, load_station_data
-from hydroseq.errors import InputDataError
+from hydroseq.errors import ConfigError, InputDataError
 
 
 def _perturbed(data, split_period, factor: float):
@@ -132,3 +132,13 @@ def test_a_scalers_file_with_non_finite_moments_is_refused(tmp_path: Path, small
     path.write_text(json.dumps(document))
     with pytest.raises(InputDataError, match=f"dynamic {first}: mean .* must be finite"):
         Scalers.from_json(path)
+
+
+def test_a_station_without_its_own_scaling_is_refused_by_a_per_station_model(small_nc: Path, data_config) -> None:
+    config = data_config(per_station_target_scaling=True)
+    data = load_station_data(small_nc, config)
+    scalers = Scalers.fit(data, config)
+    with pytest.raises(ConfigError, match=r"has no scaling for 99999999 \(it was not trained on them\)"):
+        scalers.inverse_target(np.zeros((2, 3)), [data.station_ids[0], "99999999"])
+    one_scaling = Scalers.fit(data, data_config(per_station_target_scaling=False))
+    np.testing.assert_allclose(one_scaling.inverse_target(np.zeros((1, 3)), ["99999999"]), one_scaling.target_mean)

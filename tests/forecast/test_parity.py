@@ -136,7 +136,9 @@ def test_per_step_forecast_model_parity_with_late_gauges(trained, short_historie
     path = edited_copy(short_histories, tmp_path / "late.nc", late)
     config = trained.config.model_copy(deep=True)
     config.data = config.data.model_copy(update={"leads": [1, 2, 3], "lagged_target": True,
-                                                 "per_station_target_scaling": per_station})
+                                                 "per_station_target_scaling": per_station,
+                                                 # a per-basin scaling for every basin forecast
+                                                 "stations": None if per_station else config.data.stations})
     config.model = config.model.model_copy(update={"observed_skip": True})
     station_data = load_station_data(path, config.data)
     scalers = Scalers.fit(station_data, config.data)
