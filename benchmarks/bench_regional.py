@@ -1,6 +1,6 @@
 """Training throughput of the regional recipe through hydroseq's training loop, against a bare torch loop.
 
-Run from the project root (CPU)::
+Run from the project root (on a GPU: ``--device cuda [--lstm-path packed|padded]``)::
 
     .venv/bin/python -m benchmarks.bench_regional --data runs/regional/caravan_regional.nc \
         [--config configs/train_caravan_regional.yaml] [--batches 40] [--repeats 3] [--threads 1]
@@ -40,33 +40,33 @@ from hydroseq.config import TrainConfig, load_config
 from hydroseq.model import get_model
 from hydroseq.training import resolve_lstm_path, train_one_epoch
 
-CPU = torch.device("cpu")
 TARGET_SLOWDOWN = 1.3  # bare / hydroseq throughput, at most
 
 
-def hydroseq_pass(config: TrainConfig, first: FirstBatch) -> Callable[[int], dict[str, float]]:
+def hydroseq_pass(config: TrainConfig, first: FirstBatch, device: torch.device) -> Callable[[int], dict[str, float]]:
     """A function that trains ``n`` batches of epoch 0 with hydroseq's loop and returns the loop's metrics."""
     torch.manual_seed(config.training.seed)
     model = get_model(config.model, len(first.data.feature_names), first.data.n_outputs, config.data.mode,
-                      lstm_path=resolve_lstm_path(config.training, CPU), data=config.data)
+                      lstm_path=resolve_lstm_path(config.training, device), data=config.data).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=config.training.learning_rate)
 
     def run(n: int) -> dict[str, float]:
         shortened = config.model_copy(deep=True)
         shortened.training.max_batches_per_epoch = n
         first.loader.sampler.set_epoch(0)
-        return train_one_epoch(model, optimizer, first.loader, first.data, shortened, CPU, 0, show_progress=False)
+        return train_one_epoch(model, optimizer, first.loader, first.data, shortened, device, 0, show_progress=False)
     return run
 
 
-def bare_pass(config: TrainConfig, shape: tuple[int, int, int], n_leads: int) -> Callable[[int], None]:
+def bare_pass(config: TrainConfig, shape: tuple[int, int, int], n_leads: int,
+              device: torch.device) -> Callable[[int], None]:
     """A function that trains ``n`` steps of a bare LSTM on one fixed batch of ``shape`` [batch, steps, features]."""
     torch.manual_seed(config.training.seed)
-    lstm = nn.LSTM(shape[2], config.model.hidden_size, batch_first=True)
-    head = nn.Linear(config.model.hidden_size, n_leads)
+    lstm = nn.LSTM(shape[2], config.model.hidden_size, batch_first=True).to(device)
+    head = nn.Linear(config.model.hidden_size, n_leads).to(device)
     parameters = [*lstm.parameters(), *head.parameters()]
     optimizer = torch.optim.Adam(parameters, lr=config.training.learning_rate)
-    x, y = torch.randn(*shape), torch.randn(*shape[:2], n_leads)
+    x, y = torch.randn(*shape, device=device), torch.randn(*shape[:2], n_leads, device=device)
 
     def run(n: int) -> None:
         for _ in range(n):
@@ -76,14 +76,17 @@ def bare_pass(config: TrainConfig, shape: tuple[int, int, int], n_leads: int) ->
             if config.training.grad_clip:
                 nn.utils.clip_grad_norm_(parameters, config.training.grad_clip)
             optimizer.step()
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
     return run
 
 
-def measure(config: TrainConfig, data_path: Path, batches: int, repeats: int) -> dict:
+def measure(config: TrainConfig, data_path: Path, batches: int, repeats: int, device: torch.device) -> dict:
     """Load, warm up, then time the two loops alternately; every figure in one dict."""
     first = load_to_first_batch(config, data_path)
     shape = (config.batching.batch_size, config.data.max_len, len(first.data.feature_names))
-    hydroseq, bare = hydroseq_pass(config, first), bare_pass(config, shape, first.data.n_outputs)
+    hydroseq = hydroseq_pass(config, first, device)
+    bare = bare_pass(config, shape, first.data.n_outputs, device)
     batches = min(batches, len(first.loader))
     hydroseq(1), bare(1)  # warm-up: first-call allocations, thread pool
     hydroseq_runs: list[dict[str, float]] = []
@@ -97,7 +100,8 @@ def measure(config: TrainConfig, data_path: Path, batches: int, repeats: int) ->
     hydroseq_rates = [run["valid_timesteps_per_s"] for run in hydroseq_runs]
     bare_rates = [shape[0] * shape[1] * batches / seconds for seconds in bare_s]
     hydroseq_s = [run["epoch_seconds"] for run in hydroseq_runs]
-    figures = {"data": str(data_path), "threads": torch.get_num_threads(), "batches": batches, "repeats": repeats,
+    figures = {"data": str(data_path), "device": str(device), "lstm_path": resolve_lstm_path(config.training, device),
+               "threads": torch.get_num_threads(), "batches": batches, "repeats": repeats,
                "batch_size": shape[0], "max_len": shape[1], "n_features": shape[2], "n_leads": first.data.n_outputs,
                "hidden_size": config.model.hidden_size, "hydroseq_padding": hydroseq_runs[0]["padding_ratio"],
                "hydroseq_s": hydroseq_s, "bare_s": bare_s,
@@ -143,9 +147,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batches", type=int, default=40, help="training batches per timed pass")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads")
+    parser.add_argument("--device", default="cpu", help="cpu or cuda")
+    parser.add_argument("--lstm-path", choices=("auto", "packed", "padded"), default="auto",
+                        help="hydroseq's LSTM path (auto: packed on CUDA, padded on the CPU)")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
-    figures = measure(load_config(args.config, TrainConfig), args.data, args.batches, args.repeats)
+    config = load_config(args.config, TrainConfig)
+    config.training.lstm_path = args.lstm_path
+    figures = measure(config, args.data, args.batches, args.repeats, torch.device(args.device))
     report(figures, Console())
     print(json.dumps(figures))
     return 0
