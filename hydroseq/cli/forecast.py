@@ -108,17 +108,23 @@ def print_summary(result: ForecastResult, n_forecast: int, outputs: list[Path], 
 
 def late_gauges(result: ForecastResult) -> dict[str, str]:
     """``{station: age of its newest observation}`` for the stations forecast at a single issue time
-    without an observation at the issue step (models that read the observed target; a hindcast's
-    ages per issue time are in its files)."""
+    without an observation at the issue step, or that the gauge is absent (models that read the
+    observed target; a hindcast's ages per issue time are in its files)."""
     ages = result.observation_age_hours
     if ages is None or len(result.issue_times) != 1:
         return {}
     forecast = np.isfinite(result.values[0]).any(axis=1)
+    ungauged = set(result.ungauged)
     late = {}
     for station, age, was_forecast in zip(result.stations, ages[0], forecast, strict=True):
-        if was_forecast and age != 0:
-            late[station] = ("no observation in the model's input window" if np.isnan(age)
-                             else f"newest observation {age:g} h before the issue time")
+        if not was_forecast or age == 0:
+            continue
+        if station in ungauged:
+            late[station] = f"no observed {result.variable} in the data file (ungauged)"
+        elif np.isnan(age):
+            late[station] = "no observation in the model's input window"
+        else:
+            late[station] = f"newest observation {age:g} h before the issue time"
     return late
 
 

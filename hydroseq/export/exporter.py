@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +18,7 @@ from hydroseq.export.onnx_export import as_numpy_inputs, save_onnx, save_pt2, tr
 from hydroseq.fileio import make_output_dir, sha256_file, write_text_atomic
 from hydroseq.grid import GridSpec
 from hydroseq.model import TrainedModel
-from hydroseq.training.checkpoint import Checkpoint
+from hydroseq.training.checkpoint import WEIGHTS_FILE, Checkpoint
 
 PARITY_TOLERANCE = 1e-5
 PARITY_ROWS = 64
@@ -26,17 +26,19 @@ PARITY_ROWS = 64
 
 @dataclass(frozen=True)
 class DataProvenance:
-    """The grid and checksum of the data a model was trained on."""
+    """The grid, checksum and variable units (``{variable: units attribute}``) of the data a model was trained on."""
 
     grid: GridSpec
     dataset_checksum: str
+    variable_units: dict[str, str] = field(default_factory=dict)
 
 
 def export_trained_model(checkpoint: Checkpoint, seq_len: int, out_dir: str | Path, provenance: DataProvenance,
                          pt2: bool = True) -> ExportMetadata:
     """Export the model of ``checkpoint`` as a fixed-length model directory.
 
-    Writes ``model.onnx`` (and ``model.pt2`` if ``pt2``), checks onnxruntime against the packed
+    Writes ``model.onnx`` (and ``model.pt2`` if ``pt2``) and the weights ``checkpoint.pt`` (the start of
+    a fine-tuning run), checks onnxruntime against the packed
     torch model on random inputs of every length ``1..seq_len``, then writes ``metadata.json``
     last, so a directory with metadata is always complete.
 
@@ -65,6 +67,8 @@ def export_trained_model(checkpoint: Checkpoint, seq_len: int, out_dir: str | Pa
     if pt2:
         save_pt2(program, out_dir / PT2_FILE)
         files.append(PT2_FILE)
+    checkpoint.weights_only().save(out_dir / WEIGHTS_FILE)  # what `hydroseq train --init-from DIR` starts from
+    files.append(WEIGHTS_FILE)
     max_diff = _onnx_parity(out_dir / ONNX_FILE, model, x, lengths)
     metadata = _metadata(checkpoint, seq_len, provenance, opset, max_diff,
                          {name: sha256_file(out_dir / name) for name in files})
@@ -98,6 +102,7 @@ def _metadata(checkpoint: Checkpoint, seq_len: int, provenance: DataProvenance, 
               files: dict[str, str]) -> ExportMetadata:
     data = checkpoint.config.data
     leads = [int(lead) for lead in data.lead_steps]
+    read = [*data.dynamic_inputs, *data.static_inputs, data.target, *(item.variable for item in data.forecast_inputs)]
     return ExportMetadata(
         seq_len=seq_len, feature_names=list(checkpoint.feature_names),
         dynamic_inputs=list(data.dynamic_inputs), static_inputs=list(data.static_inputs),
@@ -109,4 +114,5 @@ def _metadata(checkpoint: Checkpoint, seq_len: int, provenance: DataProvenance, 
         forecast_inputs=[item.model_dump(mode="json") for item in data.forecast_inputs],
         forecast_horizon=data.forecast_horizon, quantiles=list(checkpoint.config.model.quantiles or []),
         members=len(checkpoint.member_states),
+        input_units={name: provenance.variable_units[name] for name in read if name in provenance.variable_units},
     )

@@ -64,6 +64,11 @@ class ExportMetadata:
     members
         Ensemble members; with two or more the graph also returns ``members[B, member, ...]``
         (each member's output) beside their mean ``y`` (0: one network).
+    input_units
+        ``{variable: units}`` of the dynamic and static inputs, the target and the weather-forecast
+        inputs, as the training data's ``units`` attributes gave them (variables without one are not
+        listed; empty for models exported before units were recorded). A forecast refuses a file
+        whose units differ.
     """
 
     seq_len: int
@@ -88,6 +93,7 @@ class ExportMetadata:
     forecast_horizon: int = 0
     quantiles: list[float] = field(default_factory=list)
     members: int = 0
+    input_units: dict[str, str] = field(default_factory=dict)
     format_version: int = METADATA_FORMAT_VERSION
 
     @property

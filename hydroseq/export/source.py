@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import xarray as xr
+
 from hydroseq.config import TrainConfig
 from hydroseq.errors import HydroseqError, InputDataError
 from hydroseq.export.exporter import DataProvenance, export_trained_model
@@ -46,7 +48,7 @@ def _data_path(config: TrainConfig, given: str | Path | None) -> Path:
 
 
 def read_provenance(path: Path) -> DataProvenance:
-    """Grid and checksum of an ingested file (only its header and time coordinate are read).
+    """Grid, checksum and variable units of an ingested file (only its header and time coordinate are read).
 
     Raises
     ------
@@ -55,4 +57,11 @@ def read_provenance(path: Path) -> DataProvenance:
     """
     dataset, grid = open_ingested(path)
     with dataset:
-        return DataProvenance(grid=grid, dataset_checksum=str(dataset.attrs.get("dataset_checksum", "")))
+        return DataProvenance(grid=grid, dataset_checksum=str(dataset.attrs.get("dataset_checksum", "")),
+                              variable_units=variable_units(dataset))
+
+
+def variable_units(dataset: xr.Dataset) -> dict[str, str]:
+    """``{variable: units attribute}`` of every variable of ``dataset`` that has one."""
+    return {str(name): str(variable.attrs["units"]) for name, variable in dataset.variables.items()
+            if "units" in variable.attrs}

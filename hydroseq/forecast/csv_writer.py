@@ -11,6 +11,7 @@ from hydroseq.fileio import atomic_path
 from hydroseq.forecast.result import OBSERVATION_AGE_COLUMN, ForecastResult, member_column, quantile_label
 
 CSV_COLUMNS = ("station", "issue_time", "lead", "valid_time", "value")
+UNGAUGED_COLUMN = "ungauged"
 
 
 def format_time(value: np.datetime64) -> str:
@@ -29,7 +30,8 @@ def write_forecast_csv(result: ForecastResult, path: str | Path) -> Path:
 
     ``lead`` is in grid steps; times are UTC interval ends. Rows where the station could not be
     forecast at that issue time are left out (they are listed in the run's report instead). Models
-    that read the observed target add ``observation_age_hours`` (how late the gauge was); models
+    that read the observed target add ``observation_age_hours`` (how late the gauge was) and
+    ``ungauged`` (1: no observation in the data file up to the issue time, else 0); models
     with ingested weather-forecast inputs add ``forecast_input_age_hours`` (how old the product was).
     Models with a predictive distribution add one column per quantile level after ``value`` (the
     median): ``value_q05``, ..., ``value_q95``, and after them the probability of exceeding each
@@ -39,6 +41,7 @@ def write_forecast_csv(result: ForecastResult, path: str | Path) -> Path:
     path = Path(path)
     valid_times = result.valid_times
     ages = result.observation_age_hours
+    ungauged = set(result.ungauged)
     product_ages = result.forecast_input_age_hours
     levels = result.quantile_levels or ()
     threshold_levels = result.thresholds.levels if result.thresholds is not None else ()
@@ -46,7 +49,7 @@ def write_forecast_csv(result: ForecastResult, path: str | Path) -> Path:
     columns = (CSV_COLUMNS + tuple(f"value_{quantile_label(level)}" for level in levels)
                + tuple(f"p_exceed_{level}" for level in threshold_levels)
                + tuple(member_column(member) for member in range(members.shape[-1] if members is not None else 0))
-               + ((OBSERVATION_AGE_COLUMN,) if ages is not None else ())
+               + ((OBSERVATION_AGE_COLUMN, UNGAUGED_COLUMN) if ages is not None else ())
                + (("forecast_input_age_hours",) if product_ages is not None else ()))
     with atomic_path(path) as tmp, open(tmp, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle, lineterminator="\n")
@@ -56,7 +59,7 @@ def write_forecast_csv(result: ForecastResult, path: str | Path) -> Path:
             for s, station in enumerate(result.stations):
                 if np.isnan(result.values[i, s]).all():
                     continue
-                age: tuple[str, ...] = () if ages is None else (format_value(ages[i, s]),)
+                age: tuple[str, ...] = () if ages is None else (format_value(ages[i, s]), str(int(station in ungauged)))
                 age += () if product_ages is None else (format_value(product_ages[i, s]),)
                 for k, lead in enumerate(result.leads):
                     spread = (() if result.quantiles is None

@@ -13,10 +13,13 @@ from hydroseq.dataset import StationData
 from hydroseq.dataset.forecast_inputs import read_forecast_inputs, read_reference_times
 from hydroseq.errors import InputDataError
 from hydroseq.export.metadata import ExportMetadata
+from hydroseq.forecast.data_layout import check_data_layout
 from hydroseq.ingested import open_ingested
 
 if TYPE_CHECKING:
     from hydroseq.forecast.forcing_file import ForcingForecast
+
+UNGAUGED_BLOCK_VALUES = 2**24  # target values read at a time looking for any observation (64 MB of float32)
 
 
 @dataclass(frozen=True)
@@ -33,7 +36,8 @@ class StationInfo:
 
 
 class IngestedFile:
-    """An ingested dataset opened lazily: its contract and its grid (against the model's) are checked on opening.
+    """An ingested dataset opened lazily: its contract and its layout (against the model's) are checked on opening
+    (:func:`hydroseq.forecast.data_layout.check_data_layout`).
 
     Use as a context manager; :meth:`read` loads a slice of steps of the model's variables.
     """
@@ -48,10 +52,11 @@ class IngestedFile:
         self._updated_window: xr.Dataset | None = None  # the file's steps of self.forcing, updated with it
         self.dataset, self.grid = open_ingested(self.path)
         try:
-            self._check()
+            check_data_layout(self.path, self.dataset, self.grid, metadata)
         except InputDataError:
             self.dataset.close()
             raise
+        self.has_target = metadata.target in self.dataset.variables  # if not, every station is ungauged
 
     def __enter__(self) -> IngestedFile:
         return self
@@ -69,18 +74,6 @@ class IngestedFile:
         """Every station of the file, in file order."""
         return tuple(str(value) for value in self.dataset["station"].values)
 
-    def _check(self) -> None:
-        differences = self.grid.differences(self.metadata.grid)
-        if differences:
-            name, found, trained_on = differences[0]
-            raise InputDataError(self.path, f"{name} is {found!r} but the model was trained on {trained_on!r}",
-                                 where=f"global attribute {name}")
-        needed = [*self.metadata.dynamic_inputs, self.metadata.target, *self.metadata.static_inputs,
-                  *(item.variable for item in self.metadata.forecast_input_specs)]
-        missing = [name for name in needed if name not in self.dataset.variables]
-        if missing:
-            raise InputDataError(self.path, f"variables the model needs are missing: {missing}")
-
     def read(self, start: int, stop: int) -> StationData:
         """The model's variables on grid steps ``start..stop-1`` of every station, as float32.
 
@@ -96,7 +89,7 @@ class IngestedFile:
         static = [np.asarray(self.dataset[name].values, dtype=np.float32) for name in self.metadata.static_inputs]
         return StationData(
             path=self.path, station_ids=self.station_ids, times=np.asarray(window["time"].values, "datetime64[ns]"),
-            dynamic=np.ascontiguousarray(dynamic), target=self._series(window, self.metadata.target),
+            dynamic=np.ascontiguousarray(dynamic), target=self.read_target(start, stop),
             static=np.stack(static, axis=1) if static else np.zeros((len(self.station_ids), 0), np.float32),
             dynamic_names=tuple(self.metadata.dynamic_inputs), static_names=tuple(self.metadata.static_inputs),
             target_name=self.metadata.target, checksum=self.info().dataset_checksum, grid=self.grid,
@@ -124,9 +117,31 @@ class IngestedFile:
             self._updated_window = self.forcing.newer_than_ingested(self.dataset, self.metadata.forecast_horizon)
         return self._updated_window, 0, stop - start
 
-    def read_target(self, start: int, stop: int) -> np.ndarray:
-        """The observed target ``[station, time]`` on grid steps ``start..stop-1``, as float32."""
-        return self._series(self.dataset.isel(time=slice(start, stop)), self.metadata.target)
+    def read_target(self, start: int, stop: int, stations: np.ndarray | None = None) -> np.ndarray:
+        """The observed target ``[station, time]`` on grid steps ``start..stop-1`` of the station rows ``stations``
+        (default: all), as float32; all NaN in a file without the target."""
+        rows = slice(None) if stations is None else stations
+        if not self.has_target:
+            shape = (len(np.arange(len(self.station_ids))[rows]), len(self.times[start:stop]))
+            return np.full(shape, np.nan, np.float32)
+        return self._series(self.dataset.isel(station=rows, time=slice(start, stop)), self.metadata.target)
+
+    def ungauged_stations(self, window: StationData, start: int, issue: int) -> tuple[str, ...]:
+        """Stations with no observed target on any grid step up to ``issue`` (none read after it).
+
+        ``window`` holds the steps from ``start`` on (:meth:`read`); only the stations without an
+        observation there are read further back, a block of steps at a time, newest first.
+        """
+        never = ~np.isfinite(window.target[:, :issue - start + 1]).any(axis=1)
+        rows = np.flatnonzero(never) if self.has_target else np.zeros(0, np.int64)
+        block = max(1, UNGAUGED_BLOCK_VALUES // max(1, len(rows)))
+        stop = start
+        while rows.size and stop > 0:
+            first = max(0, stop - block)
+            observed = np.isfinite(self.read_target(first, stop, rows)).any(axis=1)
+            never[rows[observed]] = False
+            rows, stop = rows[~observed], first
+        return tuple(station for station, none in zip(self.station_ids, never, strict=True) if none)
 
     def _series(self, window: xr.Dataset, name: str) -> np.ndarray:
         variable = window[name]
@@ -137,14 +152,15 @@ class IngestedFile:
     def info(self) -> StationInfo:
         """Station names and positions, the target's units and names and the dataset checksum."""
         data = self.dataset
-        target = data[self.metadata.target]
+        target = (data[self.metadata.target].attrs if self.has_target
+                  else {"units": self.metadata.input_units.get(self.metadata.target, "")})
         names = tuple(str(v) for v in data["station_name"].values) if "station_name" in data.variables else None
         return StationInfo(
             names=names,
             lats=np.asarray(data["lat"].values, np.float64) if "lat" in data.variables else None,
             lons=np.asarray(data["lon"].values, np.float64) if "lon" in data.variables else None,
-            target_units=str(target.attrs.get("units", "")),
-            target_long_name=str(target.attrs.get("long_name", self.metadata.target)),
-            target_standard_name=str(target.attrs.get("standard_name", "")),
+            target_units=str(target.get("units", "")),
+            target_long_name=str(target.get("long_name", self.metadata.target)),
+            target_standard_name=str(target.get("standard_name", "")),
             dataset_checksum=str(data.attrs.get("dataset_checksum", "")),
         )

@@ -60,6 +60,8 @@ def _write_global_attributes(nc: netCDF4.Dataset, result: ForecastResult) -> Non
     for key in sorted(result.attributes):
         nc.setncattr(key, str(result.attributes[key]))
     nc.setncattr("skipped_stations", json.dumps(result.skipped, sort_keys=True))
+    if result.observation_age_hours is not None:
+        nc.setncattr("ungauged_stations", json.dumps(sorted(result.ungauged)))
 
 
 def _history(result: ForecastResult) -> str:

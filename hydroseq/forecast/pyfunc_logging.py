@@ -30,6 +30,7 @@ from hydroseq.config import Period
 from hydroseq.dataset import StationData
 from hydroseq.export import ExportedModel, ExportMetadata
 from hydroseq.export.exporter import DataProvenance, export_trained_model
+from hydroseq.export.source import read_provenance
 from hydroseq.forecast.pyfunc_model import (
     EXPORTED_MODEL_ARTIFACT,
     ISSUE_TIME_PARAM,
@@ -60,8 +61,9 @@ def log_forecast_model(name: str, checkpoint: Checkpoint, station_data: StationD
     seq_len = checkpoint.config.data.max_len
     with tempfile.TemporaryDirectory() as tmp:
         model_dir = Path(tmp) / EXPORTED_MODEL_ARTIFACT
+        units = read_provenance(station_data.path).variable_units
         export_trained_model(checkpoint, seq_len, model_dir,
-                             DataProvenance(station_data.grid, station_data.checksum), pt2=False)
+                             DataProvenance(station_data.grid, station_data.checksum, units), pt2=False)
         exported = ExportedModel(model_dir)
         example = input_example(station_data, exported.metadata, checkpoint.config.data.splits.validation)
         with warnings.catch_warnings():  # the output's integer lead is never missing: MLflow's hint does not apply

@@ -47,6 +47,9 @@ class ForecastResult:
         float32 ``[issue time, station]``: hours from the newest observed target to the issue
         time (0: observed at the issue step; NaN: none in the model's window), for models that
         read the observed target; None otherwise. A late gauge is forecast, not skipped.
+    ungauged
+        Models that read the observed target: the stations with no observation in the data file up
+        to the last issue time (no gauge, or a file without the target); forecast like late gauges.
     forecast_input_age_hours
         float32 ``[issue time, station]``, models with ingested weather-forecast inputs: hours
         from the reference time of the product used to the issue time (the oldest over the
@@ -79,6 +82,7 @@ class ForecastResult:
     lats: np.ndarray | None = None
     lons: np.ndarray | None = None
     observation_age_hours: np.ndarray | None = None
+    ungauged: tuple[str, ...] = ()
     forecast_input_age_hours: np.ndarray | None = None
     fallback: dict[str, str] = field(default_factory=dict)
     quantiles: np.ndarray | None = None

@@ -68,6 +68,11 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
     (``forecast_source`` names it if there are several; :mod:`hydroseq.forecast.forcing_file`) and used
     wherever its product is at least as new as the ingested one; the forecast files name it.
 
+    A model that reads the observed target with an "observed" flag forecasts a station without any
+    observation up to the issue time as it does a late gauge and lists it in ``result.ungauged``; a
+    data file without the target variable (forcing and attributes of ungauged basins) makes every
+    station ungauged (a hindcast, scored against observations, needs the variable).
+
     A model with a predictive distribution publishes its quantiles, its members (an ensemble) and
     the probability of exceeding each station's flood thresholds: those of the ``thresholds``
     table, else derived from the model's training period (:mod:`hydroseq.forecast.probabilistic`);
@@ -82,8 +87,9 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
     Raises
     ------
     InputDataError
-        If the model directory or the data file cannot be used, or the data end before the issue
-        time. :class:`~hydroseq.errors.ConfigError` if the issue time does not parse.
+        If the model directory or the data file cannot be used, the file's layout is not the model's
+        (grid, variables, units: :func:`hydroseq.forecast.data_layout.check_data_layout`), or the data
+        end before the issue time. :class:`~hydroseq.errors.ConfigError` if the issue time does not parse.
     """
     model = ExportedModel(model_dir)
     metadata = model.metadata
@@ -93,7 +99,12 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
                           "weather-forecast input")
     with IngestedFile(data_path, metadata, forcing_forecast, forecast_source) as source:
         plan = _plan(source, issue_time, metadata.seq_len, max(metadata.leads))
+        if plan.is_range and not source.has_target:
+            raise InputDataError(source.path, f"a hindcast is scored against the observed {metadata.target}, a "
+                                              "variable the file lacks")
         data = source.read(plan.start, plan.stop)
+        ungauged = (source.ungauged_stations(data, plan.start, int(plan.ends[-1]))
+                    if metadata.feature_layout().observed_flag else ())
         info = source.info()
         references = source.read_reference_times(plan.start, plan.stop)
         climatology = training_climatology(source) if plan.is_range else None
@@ -112,7 +123,7 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
                       progress=show_progress and plan.is_range)
     age = observation_age_hours(data.target, local_ends, metadata.grid.step).T if layout.observed_flag else None
     skipped = _skip_reasons(data, valid, lengths, local_ends, needed)
-    result = _result(model, data, info, plan, values, members, skipped, age, products)
+    result = replace(_result(model, data, info, plan, values, members, skipped, age, products), ungauged=ungauged)
     if record is not None and result.quantiles is not None:
         result = replace(result, thresholds=record.thresholds,
                          exceedance=exceedance(result.quantiles, levels, record.thresholds))

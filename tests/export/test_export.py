@@ -19,7 +19,7 @@ from hydroseq.errors import HydroseqError, InputDataError
 from hydroseq.export import METADATA_FILE, ONNX_FILE, PT2_FILE, ExportedModel, ExportMetadata, export_model
 from hydroseq.fileio import sha256_file
 from hydroseq.grid import GridSpec
-from hydroseq.training.checkpoint import Checkpoint
+from hydroseq.training.checkpoint import WEIGHTS_FILE, Checkpoint
 
 SEQ_LEN = 30
 
@@ -35,8 +35,30 @@ def test_metadata_describes_the_run(exported: Path, trained, ingested: Path) -> 
     with xr.open_dataset(ingested) as ds:
         assert metadata.dataset_checksum == ds.attrs["dataset_checksum"]
         assert metadata.grid == GridSpec.from_attrs(ds.attrs)
-    assert metadata.files == {name: sha256_file(exported / name) for name in (ONNX_FILE, PT2_FILE)}
+    assert metadata.files == {name: sha256_file(exported / name) for name in (ONNX_FILE, PT2_FILE, WEIGHTS_FILE)}
     assert metadata.parity_max_abs_diff is not None and metadata.parity_max_abs_diff < 1e-5
+
+
+def test_metadata_records_the_units_of_what_the_model_reads(exported: Path, trained, ingested: Path) -> None:
+    data = trained.config.data
+    with xr.open_dataset(ingested) as ds:
+        expected = {name: ds[name].attrs["units"] for name in (*data.dynamic_inputs, *data.static_inputs, data.target)}
+    assert ExportMetadata.read(exported).input_units == expected
+    assert expected["streamflow"] == "mm d-1" and expected["temperature_2m_mean"] == "degC"
+
+
+def test_metadata_without_units_reads_as_recording_none(tmp_path: Path) -> None:
+    """Model directories exported before the units were recorded still load."""
+    metadata = ExportMetadata(seq_len=3, feature_names=["p"], dynamic_inputs=["p"], static_inputs=[], target="q",
+                              lagged_target=False, mode="per_step", leads=[0], min_len=1, scalers={},
+                              grid=GridSpec("1D", "UTC"), run_id="run", dataset_checksum="sum", hydroseq_version="0",
+                              input_units={"p": "mm d-1", "q": "m3 s-1"})
+    (tmp_path / METADATA_FILE).write_text(metadata.to_json())
+    assert ExportMetadata.read(tmp_path).input_units == {"p": "mm d-1", "q": "m3 s-1"}
+    written = json.loads(metadata.to_json())
+    del written["input_units"]
+    (tmp_path / METADATA_FILE).write_text(json.dumps(written))
+    assert ExportMetadata.read(tmp_path).input_units == {}
 
 
 def test_onnx_has_static_length_and_dynamic_batch(exported: Path) -> None:

@@ -126,7 +126,7 @@ def test_grid_other_than_the_models_is_refused(exported, ingested, tmp_path, edi
         dataset.attrs.update(dataclasses.replace(GridSpec.from_attrs(dataset.attrs), timezone="UTC").to_attrs())
 
     data = edited_copy(ingested, tmp_path / "utc.nc", other_zone)
-    with pytest.raises(InputDataError, match="grid_timezone is 'UTC' but the model was trained on 'Etc/GMT\\+8'"):
+    with pytest.raises(InputDataError, match="utc.nc: grid time zone UTC differs from the model's Etc/GMT\\+8$"):
         run_forecast(exported, data, ISSUE, out=tmp_path / "f.nc")
 
 
