@@ -1,7 +1,5 @@
-"""Configuration of everything after ingestion: samples, batching, model, training, tracking.
-
-One small model per stage; :class:`TrainConfig` composes them and is what a train YAML holds.
-"""
+"""Configuration of everything after ingestion (samples, batching, model, training, tracking): one
+small model per stage; :class:`TrainConfig` composes them and is what a train YAML holds."""
 
 from __future__ import annotations
 
@@ -131,8 +129,7 @@ class DataConfig(StrictModel):
     forecast_hiding: ForecastInputHiding | None = Field(None, description="hide forecast inputs during training")
     per_station_target_scaling: bool = Field(False, description="scale the target (and the observed target "
                                              "input) with each station's training mean and std, not one over all")
-    cache_dir: Path = Field(Path("runs/cache"), description="sample-index cache (beside the other generated "
-                                                          "outputs under runs/)")
+    cache_dir: Path = Field(Path("runs/cache"), description="sample-index cache (with the other outputs in runs/)")
     storage: Literal["memory", "disk"] = Field(
         "memory", description="where the scaled per-step inputs live while training: in memory, or in a "
                               "temporary file in cache_dir read sample by sample (out-of-core, for datasets "
@@ -266,11 +263,9 @@ class TrainingConfig(StrictModel):
     ensemble: PositiveInt = Field(1, description="members trained one after the other with seeds seed, seed+1, ...; "
                                                  "evaluation and export use their mean")
     output_dir: Path = Path("runs/train")
-    init_from: str | None = Field(None, description="fine-tune: start from this base model (an exported model "
-                                  "directory, a checkpoint file or an MLflow run id) with its inputs, network and "
-                                  "scalers; `--init-from` overrides it")
-    freeze: list[Literal["embedding", "lstm"]] = Field(default_factory=list, description="with init_from: parts of "
-                                                       "the base network that keep their weights")
+    init_from: str | None = Field(None, description="fine-tune from this base model (a model directory, checkpoint "
+                                  "or MLflow run id), keeping its inputs, network and scalers; `--init-from` wins")
+    freeze: list[Literal["embedding", "lstm"]] = Field([], description="init_from: parts keeping the base's weights")
 
 
 class TrackingConfig(StrictModel):

@@ -9,6 +9,7 @@ own training period.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -91,7 +92,7 @@ def initial_weights(base: BaseModel, seed: int) -> dict[str, torch.Tensor]:
     return states[(seed - base.checkpoint.config.training.seed) % len(states)]
 
 
-def freeze(model: LSTMModel, parts: list[str]) -> None:
+def freeze(model: LSTMModel, parts: Sequence[str]) -> None:
     """Stop the gradients of the named parts (``embedding``, ``lstm``) of ``model``."""
     for part in parts:
         module = getattr(model, part, None)
