@@ -12,10 +12,13 @@ import numpy as np
 import onnxruntime as ort
 
 from hydroseq.errors import InputDataError
-from hydroseq.export.metadata import ONNX_FILE, ExportMetadata
+from hydroseq.export.metadata import METADATA_FILE, ONNX_FILE, ExportMetadata
 from hydroseq.fileio import sha256_file
 
 DEFAULT_BATCH_SIZE = 1024
+
+
+RELEASE_CHECKSUMS = "SHA256SUMS"  # a released model directory's `sha256sum` file, checked when present
 
 
 class ExportedModel:
@@ -58,15 +61,23 @@ class ExportedModel:
         return len(self.metadata.feature_names)
 
     def verify_files(self) -> None:
-        """Raise :class:`InputDataError` if a file is missing or differs from its recorded checksum."""
+        """Raise :class:`InputDataError` if a file is missing or differs from its recorded checksum: those
+        ``metadata.json`` lists, and those a released model's ``SHA256SUMS`` lists (metadata.json among them)."""
         if ONNX_FILE not in self.metadata.files:
             raise InputDataError(self.model_dir, f"metadata lists no checksum for {ONNX_FILE}")
-        for name, expected in sorted(self.metadata.files.items()):
+        listed = {name: (expected, METADATA_FILE) for name, expected in self.metadata.files.items()}
+        sums = self.model_dir / RELEASE_CHECKSUMS
+        if sums.is_file():
+            for line in sums.read_text().splitlines():
+                expected, _, name = line.strip().partition("  ")
+                if name:
+                    listed[name] = (expected, RELEASE_CHECKSUMS)
+        for name, (expected, source) in sorted(listed.items()):
             path = self.model_dir / name
             if not path.is_file():
                 raise InputDataError(path, "file of the exported model is missing")
             if sha256_file(path) != expected:
-                raise InputDataError(path, "checksum differs from metadata.json: the model directory "
+                raise InputDataError(path, f"checksum differs from {source}: the model directory "
                                            "was modified or copied incompletely")
 
     def predict(self, x: np.ndarray, lengths: np.ndarray, batch_size: int = DEFAULT_BATCH_SIZE) -> np.ndarray:

@@ -1,0 +1,47 @@
+"""The shipped regional base model (models/caravan-camels-us-daily/) forecasts the bundled basins as
+a fresh clone has them, without any training: it learned from 433 other basins and never saw these."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hydroseq.cli import main
+from hydroseq.errors import InputDataError
+from hydroseq.export import ExportedModel, ExportMetadata
+from hydroseq.forecast import run_forecast
+from tests.fixtures import REPO_ROOT
+
+BASE_MODEL = REPO_ROOT / "models" / "caravan-camels-us-daily"
+BUNDLED = set((REPO_ROOT / "data" / "daily_caravan_camels_us" / "basins.txt").read_text().split())
+
+
+def test_the_base_model_forecasts_every_bundled_basin_without_training(ingested: Path, tmp_path: Path) -> None:
+    run = run_forecast(BASE_MODEL, ingested, "2014-09-30", out=tmp_path / "forecast.nc", show_progress=False)
+    assert set(run.result.stations) == BUNDLED and run.stations_forecast == 31
+    assert list(run.result.leads) == [1, 2, 3]
+    assert np.isfinite(run.result.values).all() and (run.result.values >= 0).all()
+    assert run.result.units == "mm d-1"
+    assert main(["forecast", "--model", str(BASE_MODEL), "--data", str(ingested), "--issue-time", "2014-09-30",
+                 "--out", str(tmp_path / "cli.nc")]) == 0
+
+
+def test_the_base_model_has_one_scaling_for_all_basins_and_was_not_trained_on_the_bundled_ones() -> None:
+    metadata = ExportMetadata.read(BASE_MODEL)
+    assert metadata.scalers["target"]["per_station"] == {}  # no basin's own statistics: any basin can be read
+    assert metadata.lagged_target and metadata.leads == [1, 2, 3]
+    assert "caravan_regional" in str(metadata.train_config["data"]["path"])
+    card = (BASE_MODEL / "MODEL_CARD.md").read_text()
+    assert "pipelines/regional_base_model.sh" in card and "CC-BY-4.0" in card
+
+
+def test_a_modified_release_file_fails_its_checksum(tmp_path: Path) -> None:
+    copy = Path(shutil.copytree(BASE_MODEL, tmp_path / "model"))
+    ExportedModel(copy)  # verified as shipped
+    metadata = copy / "metadata.json"
+    metadata.write_text(metadata.read_text().replace('"seq_len": 365', '"seq_len": 364'))
+    with pytest.raises(InputDataError, match="metadata.json: checksum differs from SHA256SUMS"):
+        ExportedModel(copy)
