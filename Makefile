@@ -23,7 +23,7 @@ demo: install
 
 # Lint (ruff), type check (mypy, settings in pyproject.toml), then the tests.
 test: install
-	$(PY) -m ruff check hydroseq tests benchmarks pipelines
+	$(PY) -m ruff check hydroseq tests benchmarks pipelines experiments
 	$(PY) -m mypy
 	$(PY) -m pytest -n 2 -q
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # The main job on the bundled data: ingest -> train (short CPU run) -> evaluate -> export -> forecast,
+# the shipped regional base model's forecast beside it,
 # then the same with weather-forecast inputs from a GENERATED product archive, hindcast beside it.
 #
 #   bash pipelines/demo.sh [OUT]          (`make demo` runs it with OUT=runs/demo)
@@ -13,6 +14,8 @@
 #                                        probability of exceeding each station's 2- and 5-year flows
 #   OUT/forecast/hindcast_wy2014.*       hindcast over water year 2014 (+ _scores.csv: NSE/KGE of model, persistence,
 #                                        climatology; _probabilistic.csv: CRPS, coverage, Brier; _reliability.png, _plume.png)
+#   OUT/forecast/base_*                  the same forecast and hindcast from the shipped regional base model
+#                                        (models/caravan-camels-us-daily), printed beside the local model's
 #   OUT/forecast_product.nc              a generated weather-forecast product archive (observed forcing + noise)
 #   OUT/caravan_daily_forecast.nc        the ingest with that product as a forecast source
 #   OUT/model_forecast_inputs/           exported model that reads the product for leads 1-3
@@ -26,29 +29,38 @@ mkdir -p "$OUT"
 
 step() { printf '\n== %s\n' "$*"; }
 
-step "1/8 ingest the bundled Caravan basins"
+step "1/9 ingest the bundled Caravan basins"
 "$HYDROSEQ" ingest --config configs/ingest_caravan_daily.yaml --out "$OUT/caravan_daily.nc"
 
-step "2/8 train ($TRAIN_CONFIG, a short CPU run)"
+step "2/9 train ($TRAIN_CONFIG, a short CPU run)"
 "$HYDROSEQ" train --config "$TRAIN_CONFIG" --data "$OUT/caravan_daily.nc"
 TRAIN_DIR=$("$PYTHON" -c "import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))['training']['output_dir'])" "$TRAIN_CONFIG")
 RUN_ID=$("$PYTHON" -c "import sys; from hydroseq.training.checkpoint import Checkpoint; print(Checkpoint.load(sys.argv[1]).run_id)" "$TRAIN_DIR/best.pt")
 
-step "3/8 evaluate run $RUN_ID on the test period"
+step "3/9 evaluate run $RUN_ID on the test period"
 "$HYDROSEQ" evaluate --run "$RUN_ID" --period test --data "$OUT/caravan_daily.nc"
 
 SEQ_LEN=$("$PYTHON" -c "import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))['data']['max_len'])" "$TRAIN_CONFIG")
-step "4/8 export run $RUN_ID (fixed length $SEQ_LEN, the training max_len)"
+step "4/9 export run $RUN_ID (fixed length $SEQ_LEN, the training max_len)"
 "$HYDROSEQ" export --run "$RUN_ID" --seq-len "$SEQ_LEN" --out "$OUT/model"
 
-step "5/8 forecast and hindcast"
+step "5/9 forecast and hindcast"
 "$HYDROSEQ" forecast --model "$OUT/model" --data "$OUT/caravan_daily.nc" --issue-time 2014-09-30 \
     --out "$OUT/forecast/forecast_2014-09-30.nc"
 "$HYDROSEQ" forecast --model "$OUT/model" --data "$OUT/caravan_daily.nc" --issue-time 2013-10-01..2014-09-30 \
     --out "$OUT/forecast/hindcast_wy2014.nc"
 
+BASE_MODEL=models/caravan-camels-us-daily
+step "6/9 the shipped regional base model ($BASE_MODEL: learned from 433 other basins, never these): forecast and hindcast"
+"$HYDROSEQ" forecast --model "$BASE_MODEL" --data "$OUT/caravan_daily.nc" --issue-time 2014-09-30 \
+    --out "$OUT/forecast/base_forecast_2014-09-30.nc"
+"$HYDROSEQ" forecast --model "$BASE_MODEL" --data "$OUT/caravan_daily.nc" --issue-time 2013-10-01..2014-09-30 \
+    --out "$OUT/forecast/base_hindcast_wy2014.nc"
+"$PYTHON" pipelines/compare_hindcasts.py "trained here on the 31=$OUT/forecast/hindcast_wy2014_scores.csv" \
+    "shipped base model=$OUT/forecast/base_hindcast_wy2014_scores.csv"
+
 FORECAST_CONFIG=configs/train_demo_forecast_inputs.yaml
-step "6/8 a generated weather-forecast product (observed forcing + noise growing with the lead; not a real forecast)"
+step "7/9 a generated weather-forecast product (observed forcing + noise growing with the lead; not a real forecast)"
 "$PYTHON" pipelines/make_forecast_product.py --data "$OUT/caravan_daily.nc" \
     --variables total_precipitation_sum temperature_2m_mean --out "$OUT/forecast_product.nc" \
     --noise-std 0.3 0.5 0.7 --horizon 3 --latency 6h --seed 0
@@ -60,13 +72,13 @@ yaml.safe_dump(config, open(sys.argv[3], "w"), sort_keys=False)
 PY
 "$HYDROSEQ" ingest --config "$OUT/ingest_forecast.yaml" --out "$OUT/caravan_daily_forecast.nc"
 
-step "7/8 train with the forecast inputs ($FORECAST_CONFIG), export"
+step "8/9 train with the forecast inputs ($FORECAST_CONFIG), export"
 "$HYDROSEQ" train --config "$FORECAST_CONFIG" --data "$OUT/caravan_daily_forecast.nc"
 FORECAST_DIR=$("$PYTHON" -c "import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))['training']['output_dir'])" "$FORECAST_CONFIG")
 FORECAST_RUN=$("$PYTHON" -c "import sys; from hydroseq.training.checkpoint import Checkpoint; print(Checkpoint.load(sys.argv[1]).run_id)" "$FORECAST_DIR/best.pt")
 "$HYDROSEQ" export --run "$FORECAST_RUN" --seq-len "$SEQ_LEN" --out "$OUT/model_forecast_inputs"
 
-step "8/8 forecast-driven hindcast over water year 2014, beside the observed-only one"
+step "9/9 forecast-driven hindcast over water year 2014, beside the observed-only one"
 "$HYDROSEQ" forecast --model "$OUT/model_forecast_inputs" --data "$OUT/caravan_daily_forecast.nc" \
     --issue-time 2013-10-01..2014-09-30 --out "$OUT/forecast/hindcast_wy2014_forecast_inputs.nc"
 "$PYTHON" pipelines/compare_hindcasts.py "observed only=$OUT/forecast/hindcast_wy2014_scores.csv" \
@@ -82,6 +94,7 @@ Done. Outputs:
   forecast           $OUT/forecast/forecast_2014-09-30.nc and .csv
   hindcast           $OUT/forecast/hindcast_wy2014.nc, .csv, _scores.csv, _probabilistic.csv,
                      _reliability.png (exceeding the 2-year flow), _plume.png
+  base model         $OUT/forecast/base_forecast_2014-09-30.* and base_hindcast_wy2014.* (models/caravan-camels-us-daily)
   forecast inputs    $OUT/forecast_product.nc (generated), $OUT/caravan_daily_forecast.nc, $OUT/model_forecast_inputs/
   its hindcast       $OUT/forecast/hindcast_wy2014_forecast_inputs.nc, .csv and _scores.csv (MLflow run $FORECAST_RUN)
 Browse the runs with: mlflow ui --backend-store-uri sqlite:///mlruns.db
