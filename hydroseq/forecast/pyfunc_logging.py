@@ -26,8 +26,8 @@ from mlflow.environment_variables import MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR
 from mlflow.models import infer_signature
 
 import hydroseq
-from hydroseq.config import Period
-from hydroseq.dataset import StationData
+from hydroseq.config import Period, TrainConfig
+from hydroseq.dataset import StationData, load_station_data
 from hydroseq.export import ExportedModel, ExportMetadata
 from hydroseq.export.exporter import DataProvenance, export_trained_model
 from hydroseq.export.source import read_provenance
@@ -65,15 +65,35 @@ def log_forecast_model(name: str, checkpoint: Checkpoint, station_data: StationD
         export_trained_model(checkpoint, seq_len, model_dir,
                              DataProvenance(station_data.grid, station_data.checksum, units), pt2=False)
         exported = ExportedModel(model_dir)
-        example = input_example(station_data, exported.metadata, checkpoint.config.data.splits.validation)
-        with warnings.catch_warnings():  # the output's integer lead is never missing: MLflow's hint does not apply
-            warnings.filterwarnings("ignore", "Hint: Inferred schema contains integer", UserWarning)
-            signature = infer_signature(example, forecast_frame(exported, example), params={ISSUE_TIME_PARAM: ""})
-        with _no_progress_bars():
-            mlflow.pyfunc.log_model(name=name, python_model=str(MODEL_CODE),
-                                    artifacts={EXPORTED_MODEL_ARTIFACT: str(model_dir)},
-                                    code_paths=[str(Path(hydroseq.__file__).parent)], signature=signature,
-                                    input_example=example, pip_requirements=serving_requirements())
+        _log_directory(name, exported, input_example(station_data, exported.metadata,
+                                                     checkpoint.config.data.splits.validation))
+
+
+def log_exported_model(name: str, model_dir: str | Path, data_path: str | Path) -> None:
+    """Log an exported model directory (the shipped base model, say) as pyfunc model ``name`` of the active run.
+
+    Its files are checked against their checksums first; the input example is the last ``seq_len``
+    steps of the first stations of ``data_path``, an ingested file the model reads.
+    """
+    exported = ExportedModel(model_dir)
+    data_config = TrainConfig.model_validate(exported.metadata.train_config).data.model_copy(update={"stations": None})
+    station_data = load_station_data(data_path, data_config)
+    end = station_data.n_times - 1
+    example = frame_from_station_data(station_data, exported.metadata,
+                                      np.arange(min(EXAMPLE_STATIONS, station_data.n_stations)),
+                                      np.arange(max(0, end - exported.metadata.seq_len + 1), end + 1))
+    _log_directory(name, exported, example)
+
+
+def _log_directory(name: str, exported: ExportedModel, example: pd.DataFrame) -> None:
+    with warnings.catch_warnings():  # the output's integer lead is never missing: MLflow's hint does not apply
+        warnings.filterwarnings("ignore", "Hint: Inferred schema contains integer", UserWarning)
+        signature = infer_signature(example, forecast_frame(exported, example), params={ISSUE_TIME_PARAM: ""})
+    with _no_progress_bars():
+        mlflow.pyfunc.log_model(name=name, python_model=str(MODEL_CODE),
+                                artifacts={EXPORTED_MODEL_ARTIFACT: str(exported.model_dir)},
+                                code_paths=[str(Path(hydroseq.__file__).parent)], signature=signature,
+                                input_example=example, pip_requirements=serving_requirements())
 
 
 @contextlib.contextmanager

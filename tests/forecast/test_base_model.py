@@ -6,13 +6,17 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import mlflow
 import numpy as np
+import pandas as pd
 import pytest
 
 from hydroseq.cli import main
 from hydroseq.errors import InputDataError
 from hydroseq.export import ExportedModel, ExportMetadata
 from hydroseq.forecast import run_forecast
+from hydroseq.forecast.pyfunc_logging import log_exported_model
+from hydroseq.training.tracking import use_tracking_uri
 from tests.fixtures import REPO_ROOT
 
 BASE_MODEL = REPO_ROOT / "models" / "caravan-camels-us-daily"
@@ -45,3 +49,20 @@ def test_a_modified_release_file_fails_its_checksum(tmp_path: Path) -> None:
     metadata.write_text(metadata.read_text().replace('"seq_len": 365', '"seq_len": 364'))
     with pytest.raises(InputDataError, match="metadata.json: checksum differs from SHA256SUMS"):
         ExportedModel(copy)
+
+
+def test_the_base_model_logs_and_serves_as_a_pyfunc_model(ingested: Path, tmp_path: Path) -> None:
+    uri = f"sqlite:///{tmp_path / 'mlruns.db'}"
+    with use_tracking_uri(uri), mlflow.start_run() as run:
+        log_exported_model("model", BASE_MODEL, ingested)
+    with use_tracking_uri(uri):
+        model = mlflow.pyfunc.load_model(f"runs:/{run.info.run_id}/model")
+    example = model.input_example
+    predicted = model.predict(example)
+    stations = tuple(sorted(set(example["station"])))
+    issue = predicted["issue_time"].iloc[0]
+    published = run_forecast(BASE_MODEL, ingested, pd.Timestamp(issue).strftime("%Y-%m-%dT%H:%MZ"),
+                             out=tmp_path / "f.nc", show_progress=False).result
+    columns = [published.stations.index(station) for station in stations]
+    values = predicted.pivot(index="station", columns="lead", values="value").loc[list(stations)].to_numpy()
+    np.testing.assert_allclose(values, published.values[0][columns], rtol=0, atol=1e-5)
