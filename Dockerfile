@@ -26,6 +26,8 @@ RUN groupadd --gid 10001 hydroseq \
 
 COPY --chown=10001:10001 configs /srv/hydroseq/configs
 COPY --chown=10001:10001 pipelines /srv/hydroseq/pipelines
+# the shipped regional base model: HYDROSEQ_MODEL=models/caravan-camels-us-daily forecasts with it
+COPY --chown=10001:10001 models /srv/hydroseq/models
 
 WORKDIR /srv/hydroseq
 # Everything a run writes is on a volume (tests/pipelines/test_container.py checks it): data: ingested

@@ -10,7 +10,8 @@ be scored in parallel first. Each run is scored with ``hydroseq.training.evaluat
 ``hydroseq evaluate`` logs):
 for models reading observed discharge, with the gauge on time, 1 and 7 days late and absent; a
 simulation model has one row. Per lead: the median and mean NSE over stations and how many stations
-beat persistence (with the gauge equally late; a station whose NSE is not finite does not beat it).
+beat persistence with the gauge equally late (absent gauge and simulation: climatology; a station whose
+NSE is not finite does not beat it).
 Persistence and climatology come from the first run's scores (they depend on the data only).
 """
 
@@ -25,7 +26,7 @@ from hydroseq.training import evaluate
 
 SCENARIOS = {"model": ("on time", "persistence"), "model_hidden1": ("1 day late", "persistence_hidden1"),
              "model_hidden7": ("7 days late", "persistence_hidden7"),
-             "model_always_hidden": ("absent", "persistence")}
+             "model_always_hidden": ("absent", "climatology")}
 BASELINES = {"persistence": "persistence", "persistence_hidden1": "persistence, 1 day late",
              "persistence_hidden7": "persistence, 7 days late", "climatology": "climatology"}
 
@@ -41,8 +42,9 @@ def side_by_side(scores: dict[str, pd.DataFrame]) -> pd.DataFrame:
             row = {"model": label, "gauge": gauge if reads_observed else "(no gauge input)"}
             for lead, at_lead in table.groupby("lead"):
                 nse = at_lead.pivot(index="station", columns="forecast", values="nse")
+                reference = reference if reads_observed else "climatology"
                 beating = int((nse[forecast] > nse[reference]).sum())  # NaN never beats
-                row[f"lead {lead}"] = f"{nse[forecast].median():.3f} / {nse[forecast].mean():.3f} ({beating})"
+                row[_column(lead)] = f"{nse[forecast].median():.3f} / {nse[forecast].mean():.3f} ({beating})"
             rows.append(row)
     first = next(iter(scores.values()))
     for forecast, name in BASELINES.items():
@@ -50,9 +52,13 @@ def side_by_side(scores: dict[str, pd.DataFrame]) -> pd.DataFrame:
             continue
         row = {"model": name, "gauge": ""}
         for lead, at_lead in first[first["forecast"] == forecast].groupby("lead"):
-            row[f"lead {lead}"] = f"{at_lead['nse'].median():.3f} / {at_lead['nse'].mean():.3f}"
+            row[_column(lead)] = f"{at_lead['nse'].median():.3f} / {at_lead['nse'].mean():.3f}"
         rows.append(row)
     return pd.DataFrame(rows).fillna("")
+
+
+def _column(lead: int) -> str:
+    return "same day (simulation)" if lead == 0 else f"lead {lead}"
 
 
 def markdown(table: pd.DataFrame) -> str:
@@ -82,7 +88,8 @@ def main() -> None:
     if args.out is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         pd.concat([table.assign(model=label) for label, table in scores.items()]).to_csv(args.out, index=False)
-    print(f"{args.period} NSE over the stations of {args.data}: median / mean (stations beating persistence)\n")
+    print(f"{args.period} NSE over the stations of {args.data}: median / mean (stations beating persistence with "
+          "the gauge equally late; with the gauge absent and for a simulation, stations beating climatology)\n")
     print(markdown(side_by_side(scores)))
 
 
