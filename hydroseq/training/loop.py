@@ -32,7 +32,14 @@ from hydroseq.training.finish import finish_run, start_run
 from hydroseq.training.init_from import check_same_layout, freeze, initial_weights, load_base_model
 from hydroseq.training.predict import eval_batch_size, predict_split
 from hydroseq.training.result import EpochCallback, MemberCallback, ModelLogger, TrainResult
-from hydroseq.training.runtime import EarlyStopping, lr_factor, peak_memory_mb, resolve_lstm_path, set_threads
+from hydroseq.training.runtime import (
+    EarlyStopping,
+    check_bf16,
+    lr_factor,
+    peak_memory_mb,
+    resolve_lstm_path,
+    set_threads,
+)
 from hydroseq.training.scoring import scaled_mse, score_stations, summarise
 
 
@@ -63,6 +70,7 @@ def train(config: TrainConfig, data_path: str | Path | None = None, resume: bool
     set_threads(cfg)
     ddp = distributed.setup(cfg)  # under torchrun: process group, this rank's device and share of the cores
     device = ddp.device
+    check_bf16(cfg, device)
     out_dir = make_output_dir(cfg.output_dir)
     last = ckpt.Checkpoint.load(out_dir / ckpt.LAST_CHECKPOINT) if resume else None
     base = load_base_model(cfg.init_from, tracking_uri) if cfg.init_from else None

@@ -48,6 +48,19 @@ def resolve_lstm_path(config: TrainingConfig, device: torch.device) -> LSTMPath:
     return "packed" if device.type == "cuda" else "padded"
 
 
+def check_bf16(config: TrainingConfig, device: torch.device) -> None:
+    """Raise :class:`ConfigError` when ``training.bf16`` is set but this device cannot run an LSTM in
+    bfloat16 (on some CPUs oneDNN has no bfloat16 LSTM kernel and fails at the first forward)."""
+    if not config.bf16:
+        return
+    try:
+        with torch.autocast(device.type, dtype=torch.bfloat16):
+            torch.nn.LSTM(2, 2, batch_first=True).to(device)(torch.zeros(1, 2, 2, device=device))
+    except RuntimeError as error:
+        raise ConfigError(f"training.bf16: this {device.type} cannot run the LSTM in bfloat16 "
+                          f"({str(error).splitlines()[0]}); set training.bf16: false") from None
+
+
 def lr_factor(config: TrainingConfig) -> Callable[[int], float]:
     """Multiplier of the base learning rate for each epoch (for ``torch.optim.lr_scheduler.LambdaLR``).
 

@@ -13,9 +13,11 @@ import xarray as xr
 from mlflow.tracking import MlflowClient
 
 from hydroseq import metrics
+from hydroseq.errors import ConfigError
 from hydroseq.forecast.pyfunc_logging import log_forecast_model
 from hydroseq.training import evaluate, train
 from hydroseq.training.checkpoint import Checkpoint
+from hydroseq.training.runtime import check_bf16
 from hydroseq.training.tracking import use_tracking_uri
 
 pytestmark = pytest.mark.slow
@@ -145,12 +147,28 @@ def test_bf16_autocast_trains_on_the_cpu_close_to_float32(tmp_path: Path, small_
     """``training.bf16`` takes effect on the CPU (other weights) and the losses stay within 5 % of float32."""
     _, fp32 = straight_run
     config = make_config(tmp_path, small_nc, bf16=True)
+    try:
+        check_bf16(config.training, torch.device("cpu"))
+    except ConfigError as error:  # this CPU's oneDNN has no bfloat16 LSTM: the refusal is tested below
+        pytest.skip(str(error))
     bf16 = train(config)
     fp32_weights, bf16_weights = _weights(fp32.output_dir), _weights(bf16.output_dir)
     assert any(not torch.equal(fp32_weights[name], bf16_weights[name]) for name in fp32_weights)
     for ours, reference in zip(bf16.history, fp32.history, strict=True):
         assert ours["train_loss"] == pytest.approx(reference["train_loss"], rel=0.05)
         assert ours["val_loss"] == pytest.approx(reference["val_loss"], rel=0.05)
+
+
+def test_bf16_on_a_device_without_a_bf16_lstm_is_a_config_error(tmp_path: Path, small_nc: Path, make_config,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    config = make_config(tmp_path, small_nc, bf16=True)
+    try:
+        check_bf16(config.training, torch.device("cpu"))
+    except ConfigError:
+        with pytest.raises(ConfigError, match="training.bf16: this cpu cannot run the LSTM in bfloat16"):
+            train(config)
+        return
+    pytest.skip("this CPU runs the LSTM in bfloat16: the refusal cannot be seen here")
 
 
 def test_missing_dataset_is_a_clear_error(tmp_path: Path, make_config) -> None:
