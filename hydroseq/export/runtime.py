@@ -16,8 +16,6 @@ from hydroseq.export.metadata import METADATA_FILE, ONNX_FILE, ExportMetadata
 from hydroseq.fileio import sha256_file
 
 DEFAULT_BATCH_SIZE = 1024
-
-
 RELEASE_CHECKSUMS = "SHA256SUMS"  # a released model directory's `sha256sum` file, checked when present
 
 

@@ -78,11 +78,7 @@ def log_exported_model(name: str, model_dir: str | Path, data_path: str | Path) 
     exported = ExportedModel(model_dir)
     data_config = TrainConfig.model_validate(exported.metadata.train_config).data.model_copy(update={"stations": None})
     station_data = load_station_data(data_path, data_config)
-    end = station_data.n_times - 1
-    example = frame_from_station_data(station_data, exported.metadata,
-                                      np.arange(min(EXAMPLE_STATIONS, station_data.n_stations)),
-                                      np.arange(max(0, end - exported.metadata.seq_len + 1), end + 1))
-    _log_directory(name, exported, example)
+    _log_directory(name, exported, _example_ending(station_data, exported.metadata, station_data.n_times - 1))
 
 
 def _log_directory(name: str, exported: ExportedModel, example: pd.DataFrame) -> None:
@@ -115,6 +111,10 @@ def _no_progress_bars() -> Iterator[None]:
 def input_example(station_data: StationData, metadata: ExportMetadata, period: Period) -> pd.DataFrame:
     """The model input of the first stations over the last ``seq_len`` steps of ``period``."""
     in_period = np.flatnonzero(station_data.grid.period_mask(station_data.times, period))
-    end = int(in_period[-1]) if len(in_period) else station_data.n_times - 1
+    return _example_ending(station_data, metadata, int(in_period[-1]) if len(in_period) else station_data.n_times - 1)
+
+
+def _example_ending(station_data: StationData, metadata: ExportMetadata, end: int) -> pd.DataFrame:
+    """The model input of the first stations over the ``seq_len`` steps ending at step ``end``."""
     return frame_from_station_data(station_data, metadata, np.arange(min(EXAMPLE_STATIONS, station_data.n_stations)),
                                    np.arange(max(0, end - metadata.seq_len + 1), end + 1))

@@ -57,7 +57,8 @@ def train_ensemble(config: TrainConfig, data_path: str | Path | None, resume: bo
     uri = tracking.resolve_tracking_uri(config.tracking, tracking_uri)
     base = load_base_model(config.training.init_from, tracking_uri) if config.training.init_from else None
     data = load_training_data(config, data_path, base.checkpoint.scalers if base else None)
-    parent = record.get("parent_run_id") or start_run(config, data, uri, out_dir, tags=base.tags if base else None)
+    parent = record.get("parent_run_id") or start_run(config, data, uri, out_dir,
+                                                      extra_tags=base.tags if base else None)
     finished: dict[str, dict] = record.get("members", {})
     results = []
     for member in range(config.training.ensemble):

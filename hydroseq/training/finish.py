@@ -29,7 +29,7 @@ LOGGER = logging.getLogger(__name__)
 
 def start_run(config: TrainConfig, data: TrainingData, tracking_uri: str, out_dir: Path,
               run_id: str | None = None, parent_run_id: str | None = None,
-              tags: dict[str, str] | None = None) -> str:
+              extra_tags: dict[str, str] | None = None) -> str:
     """Create the MLflow run (or reuse ``run_id`` when resuming) and log what is known before training.
 
     A new run gets: the resolved config as params (dotted keys), tags ``git_commit``,
@@ -38,30 +38,29 @@ def start_run(config: TrainConfig, data: TrainingData, tracking_uri: str, out_di
     ``ingest_report.yaml`` and, when the ingest wrote them beside the dataset, its
     ``<name>.report.*`` / ``<name>.records.png`` files under ``ingest/``, and the dataset as its input
     (:func:`hydroseq.training.tracking.dataset_input`). With ``parent_run_id``
-    the run is that run's child (MLflow's ``mlflow.parentRunId`` tag: an ensemble member). ``tags`` are
-    added to a new run's (a fine-tuned run's link to its base model).
+    the run is that run's child (MLflow's ``mlflow.parentRunId`` tag: an ensemble member). ``extra_tags``
+    are added to a new run's (a fine-tuned run's link to its base model).
     """
     experiment_id = tracking.ensure_experiment(config.tracking, tracking_uri)
     if run_id is not None:
         return run_id
     client = MlflowClient(tracking_uri)
     commit = tracking.git_commit()
-    run_tags = {"git_commit": commit, "dataset_checksum": data.station_data.checksum,
+    tags = {"git_commit": commit, "dataset_checksum": data.station_data.checksum,
             "data_path": str(data.path.resolve()), "mode": config.data.mode,
             "hydroseq_version": hydroseq.__version__}
     if commit != "unknown":
-        run_tags[tracking.GIT_COMMIT_TAG] = commit.removesuffix("-dirty")
+        tags[tracking.GIT_COMMIT_TAG] = commit.removesuffix("-dirty")
     if config.data.forecast_inputs:
-        run_tags["forecast_inputs"] = ", ".join(f"{item.variable} ({item.source})"
-                                                for item in config.data.forecast_inputs)
+        tags["forecast_inputs"] = ", ".join(f"{item.variable} ({item.source})" for item in config.data.forecast_inputs)
     if any(item.source == "perfect" for item in config.data.forecast_inputs):
-        run_tags["forecast_inputs_upper_bound"] = ("perfect: observed values over the lead window; the scores are an "
+        tags["forecast_inputs_upper_bound"] = ("perfect: observed values over the lead window; the scores are an "
                                                "upper bound, not an operational forecast's")
     if parent_run_id is not None:
-        run_tags["mlflow.parentRunId"] = parent_run_id
-    run_tags.update(tags or {})
+        tags["mlflow.parentRunId"] = parent_run_id
+    tags.update(extra_tags or {})
     run_id = store.retry_locked(tracking_uri, config.tracking, lambda: client.create_run(
-        experiment_id, run_name=config.tracking.run_name, tags=run_tags).info.run_id)
+        experiment_id, run_name=config.tracking.run_name, tags=tags).info.run_id)
     store.retry_locked(tracking_uri, config.tracking, lambda: client.log_inputs(
         run_id, datasets=[tracking.dataset_input(data.path, data.station_data)]))
     params = tracking.flatten_params(config.model_dump(mode="json"))

@@ -103,7 +103,7 @@ def train(config: TrainConfig, data_path: str | Path | None = None, resume: bool
     trained = ddp.wrap(model)  # DDP averages gradients over ranks; `model` stays the plain module
     uri = tracking.resolve_tracking_uri(config.tracking, tracking_uri)
     run_id = ddp.from_main(lambda: start_run(config, data, uri, out_dir, run_id=last.run_id if last else None,
-                                             parent_run_id=parent_run_id, tags=base.tags if base else None))
+                                             parent_run_id=parent_run_id, extra_tags=base.tags if base else None))
     log_new_metrics = functools.partial(store.log_new_metrics, uri, run_id, config.tracking)
     if last and ddp.is_main:  # finish the commit of the last epoch if a kill interrupted it
         ckpt.repair_best_checkpoint(out_dir, last)
