@@ -104,3 +104,24 @@ def test_a_file_without_the_target_variable_is_forecast_with_every_station_ungau
     with pytest.raises(InputDataError, match="a hindcast is scored against the observed streamflow, a variable the "
                                              "file lacks"):
         run_forecast(gauge_model, data, "2014-06-01..2014-06-30", out=tmp_path / "h.nc")
+
+
+def test_observations_after_the_issue_time_neither_make_a_station_gauged_nor_move_its_forecast(
+        gauge_model: Path, ingested: Path, tmp_path: Path, edited_copy, grid_index) -> None:
+    """Perturb the future: a station observed only after the issue step is ungauged at the issue time,
+    and its forecast is bit-identical to that of a station never observed."""
+    end = grid_index(ingested, ISSUE_LABEL)
+
+    def never_observed(dataset: xr.Dataset) -> None:
+        dataset["streamflow"].values[list(dataset["station"].values).index(UNGAUGED), :] = np.nan
+
+    def observed_only_after_the_issue(dataset: xr.Dataset) -> None:
+        row = list(dataset["station"].values).index(UNGAUGED)
+        dataset["streamflow"].values[row, : end + 1] = np.nan
+        dataset["streamflow"].values[row, end + 1:] = 1e3  # a flood right after the issue time
+
+    runs = [run_forecast(gauge_model, edited_copy(ingested, tmp_path / f"{edit.__name__}.nc", edit), ISSUE,
+                         out=tmp_path / f"{edit.__name__}_f.nc", show_progress=False).result
+            for edit in (never_observed, observed_only_after_the_issue)]
+    assert runs[0].ungauged == runs[1].ungauged == (UNGAUGED,)
+    np.testing.assert_array_equal(runs[0].values, runs[1].values)
