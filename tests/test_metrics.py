@@ -42,7 +42,7 @@ def test_rmse_and_bias_by_hand() -> None:
 def test_nan_pairs_are_skipped_not_filled() -> None:
     obs = [1.0, np.nan, 2.0, 3.0, 4.0]
     sim = [1.0, 100.0, 3.0, 2.0, 6.0]
-    assert metrics.all_metrics(obs, sim) == pytest.approx(metrics.all_metrics(OBS, SIM))
+    assert metrics.all_metrics(obs, sim) == pytest.approx(metrics.all_metrics(OBS, SIM), nan_ok=True)
     assert metrics.all_metrics(obs, sim)["n"] == 4
 
 
@@ -70,3 +70,68 @@ def test_nse_never_above_one_and_kge_consistent(obs: np.ndarray, sim: np.ndarray
     if not math.isnan(k.kge):
         assert -1.0 - 1e-9 <= k.r <= 1.0 + 1e-9
         assert k.kge <= 1.0
+
+
+# --- NSE decomposition and flow-duration-curve biases (NeuralHydrology's definitions) ---
+
+FLOWS = np.arange(1.0, 101.0)  # 100 steps: h = 0.02 keeps the 2 highest, lower/upper 0.2/0.7 are positions 20/70
+
+
+def test_perfect_simulation_has_no_bias_of_any_kind() -> None:
+    rng = np.random.default_rng(1)
+    obs = rng.gamma(2.0, 3.0, 500)
+    scores = metrics.all_metrics(obs, obs)
+    assert scores["fhv"] == 0.0 and scores["fms"] == 0.0 and scores["flv"] == 0.0
+    assert scores["beta_nse"] == 0.0 and scores["alpha"] == 1.0
+    assert metrics.pearson_r(obs, obs) == pytest.approx(1.0) and metrics.alpha_nse(obs, obs) == 1.0
+
+
+def test_nse_decomposition_by_hand() -> None:
+    assert metrics.beta_nse(OBS, SIM) == pytest.approx((3 - 2.5) / math.sqrt(5 / 4))
+    assert metrics.alpha_nse(OBS, SIM) == pytest.approx(math.sqrt(14 / 5)) == metrics.kge(OBS, SIM).alpha
+    assert metrics.pearson_r(OBS, SIM) == pytest.approx((7 / 4) / math.sqrt(5 / 4 * 14 / 4)) == metrics.kge(OBS, SIM).r
+    assert metrics.all_metrics(OBS, SIM)["beta_nse"] == metrics.beta_nse(OBS, SIM)
+
+
+def test_scaling_the_simulation_by_1_1_is_a_10_percent_high_flow_bias_and_no_shape_bias() -> None:
+    assert metrics.fdc_fhv(FLOWS, 1.1 * FLOWS) == pytest.approx(10.0)
+    # the log FDC only shifts: its mid-segment slope and low-flow segment keep their shape
+    assert metrics.fdc_fms(FLOWS, 1.1 * FLOWS) == pytest.approx(0.0, abs=1e-9)
+    assert metrics.fdc_flv(FLOWS, 1.1 * FLOWS) == pytest.approx(0.0, abs=1e-9)
+    assert metrics.beta_nse(FLOWS, 1.1 * FLOWS) == pytest.approx(0.1 * FLOWS.mean() / FLOWS.std())
+
+
+def test_fhv_takes_the_top_two_percent_of_each_series_sorted_on_its_own() -> None:
+    sim = FLOWS.copy()
+    sim[0] = 110.0  # the 2 highest simulated flows are now 110 and 100 (at other steps than the observed 100, 99)
+    assert metrics.fdc_fhv(FLOWS, sim) == pytest.approx(100 * (110 + 100 - 199) / 199)
+    assert metrics.fdc_fhv(FLOWS, FLOWS[::-1]) == 0.0  # timing does not matter to a duration curve
+    assert math.isnan(metrics.fdc_fhv([1.0, 2.0], [1.0, 2.0]))  # 2 % of 2 values is no value
+
+
+def test_fms_and_flv_on_squared_and_rooted_flows() -> None:
+    obs = np.arange(10.0, 0.0, -1.0)  # FDC positions 2 and 7 hold 8 and 3; the 3 lowest flows are 1, 2, 3
+    slope = math.log(8) - math.log(3)
+    assert metrics.fdc_fms(obs, obs ** 2) == pytest.approx(100 * slope / (slope + 1e-6))  # twice the log slope
+    area = math.log(2) + math.log(3)  # sum of log(Q / Q_min) over the 3 lowest flows
+    assert metrics.fdc_flv(obs, obs ** 2) == pytest.approx(100 * (area - 2 * area) / (area + 1e-6))
+    assert metrics.fdc_flv(obs, np.sqrt(obs)) == pytest.approx(100 * (area - area / 2) / (area + 1e-6))
+
+
+def test_fdc_biases_floor_zero_flows_and_reject_bad_fractions() -> None:
+    obs = np.array([0.0, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0])
+    sim = np.where(obs == 0, -0.5, obs)  # negative simulated flows count as 1e-6, like zero observations
+    assert metrics.fdc_flv(obs, sim) == pytest.approx(0.0, abs=1e-9)
+    assert metrics.fdc_fms(obs, sim) == pytest.approx(0.0, abs=1e-9)
+    assert math.isnan(metrics.fdc_flv(-obs - 1, sim))  # a negative observation has no log
+    assert math.isnan(metrics.fdc_fms([1.0], [1.0]))
+    with pytest.raises(ValueError, match="h must lie strictly between 0 and 1"):
+        metrics.fdc_fhv(obs, sim, h=1.0)
+    with pytest.raises(ValueError, match="lower"):
+        metrics.fdc_fms(obs, sim, lower=0.7, upper=0.2)
+
+
+def test_decomposition_is_nan_for_constant_observations() -> None:
+    assert math.isnan(metrics.beta_nse([2.0, 2.0, 2.0], [1.0, 2.0, 3.0]))
+    assert math.isnan(metrics.alpha_nse([2.0], [1.0]))
+    assert math.isnan(metrics.pearson_r([1.0, 2.0, 3.0], [2.0, 2.0, 2.0]))

@@ -160,8 +160,27 @@ def print_split_report(report: SplitReport, split: str, console: Console | None 
     for key, value in report.summary.items():
         if key.endswith("stations_beating_persistence"):
             console.print(f"{key}: {int(value)} of {report.scores['station'].nunique()} stations")
+    for lead, group in report.scores.query("forecast == 'model'").groupby("lead", sort=True):
+        for line in signature_lines(int(lead), group, report.events.query("forecast == 'model' and lead == @lead")):
+            console.print(line)
     if report.probabilistic is not None:
         print_probabilistic_report(report.probabilistic.scores, split, console)
+
+
+def signature_lines(lead: int, scores: pd.DataFrame, events: pd.DataFrame) -> list[str]:
+    """The model's flow-duration and peak metrics (medians over stations), then its flood events summed over stations.
+
+    Events read ``<level> <hits>/<misses>/<false alarms>`` per threshold level that some station has.
+    """
+    median = scores[["fhv", "fms", "flv", "peak_timing", "missed_peaks"]].median()
+    lines = [f"lead {lead} model, median over stations: FHV {median['fhv']:+.1f} %, FMS {median['fms']:+.1f} %, "
+             f"FLV {median['flv']:+.1f} %, peak timing {median['peak_timing']:.2f} steps, "
+             f"missed peaks {median['missed_peaks']:.0%}"]
+    counts = events.dropna(subset=["hits"]).groupby("level", sort=False)[["hits", "misses", "false_alarms"]].sum()
+    if len(counts):
+        lines.append(f"lead {lead} model, flood events over stations (hits/misses/false alarms): " + ", ".join(
+            f"{level} {int(row.hits)}/{int(row.misses)}/{int(row.false_alarms)}" for level, row in counts.iterrows()))
+    return lines
 
 
 def print_probabilistic_report(scores: pd.DataFrame, split: str, console: Console) -> None:

@@ -33,9 +33,11 @@ def evaluate(run_id: str, period: SplitName = "test", tracking_uri: str | None =
              data_path: str | Path | None = None, show_progress: bool = True) -> Evaluation:
     """Score run ``run_id`` on ``period`` (train, validation or test) and log the result to the same run.
 
-    Per station: NSE, KGE (r, alpha, beta), RMSE and bias of the model and of two baselines on the
-    same steps, persistence and the training-period day-of-year climatology. Writes
-    ``metrics_<period>.csv`` and hydrographs to ``<output_dir>/evaluation/`` and logs metrics and
+    Per station: NSE, KGE (r, alpha, beta), RMSE, bias, beta-NSE, the flow-duration-curve biases,
+    peak timing and missed peaks of the model and of two baselines on the same steps, persistence
+    and the training-period day-of-year climatology; and per flood event at the training-period
+    thresholds, hits, misses and false alarms. Writes ``metrics_<period>.csv``,
+    ``events_<period>.csv`` and hydrographs to ``<output_dir>/evaluation/`` and logs metrics and
     files to the run.
 
     Parameters
@@ -60,6 +62,7 @@ def evaluate(run_id: str, period: SplitName = "test", tracking_uri: str | None =
     with use_tracking_uri(uri), mlflow.start_run(run_id=run_id):
         mlflow.log_metrics(report.summary)
         mlflow.log_artifact(str(report.csv_path), "evaluation")
+        mlflow.log_artifact(str(report.events_csv_path), "evaluation")
         for plot in report.plot_paths:
             mlflow.log_artifact(str(plot), f"evaluation/hydrographs_{period}")
         if report.probabilistic is not None:

@@ -104,6 +104,7 @@ def finish_run(config: TrainConfig, data: TrainingData, out_dir: Path, device: t
                           [{store.STEP_KEY: 0, **report.summary}])
     mlflow.log_artifact(str(best_path), tracking.BEST_CHECKPOINT_ARTIFACT)
     mlflow.log_artifact(str(report.csv_path))
+    mlflow.log_artifact(str(report.events_csv_path))
     for plot in report.plot_paths:
         mlflow.log_artifact(str(plot), "hydrographs_validation")
     if log_model is not None:

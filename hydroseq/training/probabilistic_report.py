@@ -38,8 +38,12 @@ def training_thresholds(station_data: StationData, config: TrainConfig, in_train
 
 
 def report_probabilistic(prediction: SplitPrediction, station_data: StationData, config: TrainConfig,
-                         split: SplitName, out_dir: Path) -> ProbabilisticReport:
-    """Score the quantiles of ``prediction`` per lead; write ``probabilistic_<split>.csv``, PIT and reliability PNGs."""
+                         split: SplitName, out_dir: Path,
+                         thresholds: StationThresholds | None = None) -> ProbabilisticReport:
+    """Score the quantiles of ``prediction`` per lead; write ``probabilistic_<split>.csv``, PIT and reliability PNGs.
+
+    ``thresholds``: those of :func:`training_thresholds` when the caller has them already.
+    """
     assert prediction.quantiles is not None and prediction.quantile_levels is not None
     levels = prediction.quantile_levels
     station_ids = list(station_data.station_ids)
@@ -47,7 +51,7 @@ def report_probabilistic(prediction: SplitPrediction, station_data: StationData,
     in_train = station_data.grid.period_mask(times, config.data.splits.train)
     climatology = doy_climatology_quantiles(station_data.target, station_data.grid.day_of_year(times), in_train,
                                             levels)[:, prediction.in_split]
-    thresholds = training_thresholds(station_data, config, in_train)
+    thresholds = thresholds if thresholds is not None else training_thresholds(station_data, config, in_train)
     base_rates = event_base_rates(station_data.target[:, in_train], thresholds)
     frames, summary, plots, reliability = [], {}, [], {}
     for row, lead in enumerate(prediction.leads):

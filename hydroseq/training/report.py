@@ -12,15 +12,18 @@ import torch
 from hydroseq.baselines import doy_climatology, persistence
 from hydroseq.config import TrainConfig
 from hydroseq.dataset import Scalers, SplitName, StationData
+from hydroseq.event_verification import pooled_event_scores, score_events
 from hydroseq.fileio import atomic_path
 from hydroseq.model import TrainedModel
 from hydroseq.training.plots import pick_stations, plot_hydrographs
 from hydroseq.training.predict import ALWAYS_HIDDEN, SplitPrediction, eval_batch_size, predict_split
-from hydroseq.training.probabilistic_report import ProbabilisticReport, report_probabilistic
-from hydroseq.training.scoring import score_stations, summarise
+from hydroseq.training.probabilistic_report import ProbabilisticReport, report_probabilistic, training_thresholds
+from hydroseq.training.scoring import SIGNATURE_COLUMNS, score_stations, summarise
 
 # Late-gauge scenarios scored for models that read the observed target: hidden for the last k steps.
 HIDDEN_SCENARIOS = (1, 7, ALWAYS_HIDDEN)
+# Forecasts whose pooled event scores go into the summary (all of them are in events_<split>.csv).
+EVENT_SUMMARY_FORECASTS = ("model", "persistence")
 
 
 def scenario_name(hidden: int) -> str:
@@ -40,10 +43,15 @@ class SplitReport:
         ``persistence_hidden<k>``, the newest observation k steps before the issue time, and
         ``model_always_hidden``) with the metrics of :func:`hydroseq.metrics.all_metrics`.
     summary
-        ``{"<split>_<forecast>_lead<k>_median_nse": ...}``, medians and means over stations, plus
-        ``<split>_lead<k>_stations_beating_persistence``.
+        ``{"<split>_<forecast>_lead<k>_median_nse": ...}``, medians and means over stations of NSE,
+        KGE, RMSE and bias, medians of the :data:`~hydroseq.training.scoring.SIGNATURE_COLUMNS`,
+        ``<split>_lead<k>_stations_beating_persistence``, and for the model and persistence
+        ``<split>_<forecast>_lead<k>_event_{pod,far,csi}_<level>`` pooled over stations.
     csv_path, plot_paths
         Files written.
+    events, events_csv_path
+        Event verification (:func:`hydroseq.event_verification.score_events`) of every forecast at
+        the training-period flood thresholds: one row per station, lead, forecast and threshold.
     probabilistic
         Quantile models: CRPS, interval coverage and flood-threshold scores (its summary is
         merged into ``summary``, its CSV and PNGs are written beside the others).
@@ -53,6 +61,8 @@ class SplitReport:
     summary: dict[str, float]
     csv_path: Path
     plot_paths: list[Path]
+    events: pd.DataFrame
+    events_csv_path: Path
     probabilistic: ProbabilisticReport | None = None
 
 
@@ -95,20 +105,34 @@ def report_split(model: TrainedModel, station_data: StationData, scalers: Scaler
                    for scenario in (0, *hidden)}
     prediction = predictions[0]
     station_ids = list(station_data.station_ids)
-    frames, summary = [], {}
+    thresholds = training_thresholds(station_data, config,
+                                     station_data.grid.period_mask(station_data.times, config.data.splits.train))
+    frames, event_frames, summary = [], [], {}
     for row, lead in enumerate(prediction.leads):
         forecasts = {scenario_name(scenario): predicted.sim[row] for scenario, predicted in predictions.items()}
         forecasts.update(baseline_forecasts(station_data, config, prediction, lead, hidden))
-        by_forecast = {name: score_stations(prediction.obs, sim, station_ids) for name, sim in forecasts.items()}
+        by_forecast = {name: score_stations(prediction.obs, sim, station_ids, station_data.grid.step)
+                       for name, sim in forecasts.items()}
         for name, scores in by_forecast.items():
             frames.append(scores.assign(lead=lead, forecast=name))
-            summary.update({f"{split}_{name}_lead{lead}_{key}": value for key, value in summarise(scores).items()})
+            summarised = {**summarise(scores), **summarise(scores, SIGNATURE_COLUMNS, ("median",))}
+            summary.update({f"{split}_{name}_lead{lead}_{key}": value for key, value in summarised.items()})
+            events = score_events(prediction.obs, forecasts[name], thresholds)
+            event_frames.append(events.assign(lead=lead, forecast=name))
+            if name in EVENT_SUMMARY_FORECASTS:
+                summary.update({f"{split}_{name}_lead{lead}_{key}": value
+                                for key, value in pooled_event_scores(events, thresholds.levels).items()})
         beats = by_forecast["model"]["nse"].to_numpy() > by_forecast["persistence"]["nse"].to_numpy()
         summary[f"{split}_lead{lead}_stations_beating_persistence"] = float(beats.sum())
     scores = pd.concat(frames, ignore_index=True)[["station", "lead", "forecast", *frames[0].columns[1:-2]]]
     csv_path = out_dir / f"metrics_{split}.csv"
     with atomic_path(csv_path) as tmp:
         scores.to_csv(tmp, index=False)
+    events = pd.concat(event_frames, ignore_index=True)
+    events = events[["station", "lead", "forecast", *event_frames[0].columns[:-2].drop("station")]]
+    events_csv_path = out_dir / f"events_{split}.csv"
+    with atomic_path(events_csv_path) as tmp:
+        events.to_csv(tmp, index=False)
     first_lead_nse = scores.query("forecast == 'model' and lead == @prediction.leads[0]")["nse"]
     model_nse = dict(zip(station_ids, first_lead_nse, strict=True))
     units = f" [{station_data.target_units}]" if station_data.target_units else ""
@@ -117,6 +141,6 @@ def report_split(model: TrainedModel, station_data: StationData, scalers: Scaler
                              ylabel=f"{config.data.target}{units}")
     probabilistic = None
     if prediction.quantiles is not None:
-        probabilistic = report_probabilistic(prediction, station_data, config, split, out_dir)
+        probabilistic = report_probabilistic(prediction, station_data, config, split, out_dir, thresholds)
         summary.update(probabilistic.summary)
-    return SplitReport(scores, summary, csv_path, plots, probabilistic)
+    return SplitReport(scores, summary, csv_path, plots, events, events_csv_path, probabilistic)

@@ -2,32 +2,45 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import datetime as dt
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pandas as pd
 
 from hydroseq import metrics
+from hydroseq.peak_metrics import missed_window, timing_window
 
-SCORE_COLUMNS = ["nse", "kge", "r", "alpha", "beta", "rmse", "bias", "n"]
+SCORE_COLUMNS = ["nse", "kge", "r", "alpha", "beta", "beta_nse", "fhv", "fms", "flv", "peak_timing", "missed_peaks",
+                 "rmse", "bias", "n"]
+# Summarised by their median only (logged, not printed): the hydrological signatures of the fit.
+SIGNATURE_COLUMNS = ("r", "alpha", "beta_nse", "fhv", "fms", "flv", "peak_timing", "missed_peaks")
+DAY = dt.timedelta(days=1)
 
 
-def score_stations(obs: np.ndarray, sim: np.ndarray, station_ids: Sequence[str]) -> pd.DataFrame:
-    """One row per station with :func:`hydroseq.metrics.all_metrics` of ``obs``/``sim [station, time]``."""
-    rows = [metrics.all_metrics(obs[i], sim[i]) for i in range(len(station_ids))]
+def score_stations(obs: np.ndarray, sim: np.ndarray, station_ids: Sequence[str], step: dt.timedelta = DAY
+                   ) -> pd.DataFrame:
+    """One row per station with :func:`hydroseq.metrics.all_metrics` of ``obs``/``sim [station, time]``.
+
+    ``step`` (the grid step) sets the peak windows: :func:`hydroseq.peak_metrics.timing_window`.
+    """
+    windows = {"timing_window": timing_window(step), "missed_window": missed_window(step)}
+    rows = [metrics.all_metrics(obs[i], sim[i], **windows) for i in range(len(station_ids))]
     frame = pd.DataFrame(rows, columns=SCORE_COLUMNS)
     frame.insert(0, "station", list(station_ids))
     return frame
 
 
-def summarise(scores: pd.DataFrame, columns: Sequence[str] = ("nse", "kge", "rmse", "bias")) -> dict[str, float]:
-    """Median and mean over stations of each column, as ``{"median_nse": ..., "mean_nse": ...}`` (NaN skipped)."""
+def summarise(scores: pd.DataFrame, columns: Sequence[str] = ("nse", "kge", "rmse", "bias"),
+              statistics: Sequence[str] = ("median", "mean")) -> dict[str, float]:
+    """Median and/or mean over stations of each column, as ``{"median_nse": ..., "mean_nse": ...}`` (NaN skipped)."""
+    functions: dict[str, Callable[[np.ndarray], np.floating]] = {"median": np.median, "mean": np.mean}
     summary: dict[str, float] = {}
     for column in columns:
         values = scores[column].to_numpy(dtype=np.float64)
         finite = values[np.isfinite(values)]
-        summary[f"median_{column}"] = float(np.median(finite)) if finite.size else float("nan")
-        summary[f"mean_{column}"] = float(np.mean(finite)) if finite.size else float("nan")
+        for name in statistics:
+            summary[f"{name}_{column}"] = float(functions[name](finite)) if finite.size else float("nan")
     return summary
 
 

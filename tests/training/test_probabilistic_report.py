@@ -43,6 +43,8 @@ def test_evaluating_a_quantile_model_scores_its_distribution(tmp_path: Path, sma
     printed = io.StringIO()
     print_split_report(report, "test", Console(file=printed, width=200))
     assert "test: predictive distribution (median over stations" in printed.getvalue()
+    assert "lead 2 model, median over stations: FHV" in printed.getvalue()
+    assert "lead 1 model, flood events over stations (hits/misses/false alarms): q95 " in printed.getvalue()
 
     run = MlflowClient(config.tracking.tracking_uri).get_run(result.run_id)
     for key in ("test_lead1_median_crps", "test_lead2_median_coverage90", "test_lead1_bss_2-year",

@@ -1,0 +1,50 @@
+"""Per-station scores and their summaries: every metric column, peak windows from the grid step."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from hydroseq.cli.training import signature_lines
+from hydroseq.training.scoring import SCORE_COLUMNS, SIGNATURE_COLUMNS, score_stations, summarise
+
+
+def floods(length: int = 600) -> np.ndarray:
+    steps = np.arange(length)
+    return 1 + sum(10 * np.exp(-0.5 * ((steps - centre) / 4.0) ** 2) for centre in (100, 250, 420))
+
+
+def test_score_stations_has_every_metric_and_windows_from_the_step() -> None:
+    obs = np.stack([floods(), floods()])
+    sim = np.stack([floods(), np.roll(floods(), 6)])
+    daily = score_stations(obs, sim, ["a", "b"])
+    assert list(daily.columns) == ["station", *SCORE_COLUMNS]
+    assert daily.loc[0, ["fhv", "fms", "flv", "beta_nse", "peak_timing", "missed_peaks"]].tolist() == [0] * 6
+    assert daily.loc[1, "peak_timing"] == 3  # 6 steps late, seen through the daily window of 3
+    hourly = score_stations(obs, sim, ["a", "b"], step=dt.timedelta(hours=1))
+    assert hourly.loc[1, "peak_timing"] == 6 and hourly.loc[1, "missed_peaks"] == 0  # windows of 12 steps
+
+
+def test_summarise_medians_only_where_asked() -> None:
+    scores = pd.DataFrame({column: [1.0, 2.0, np.nan, 4.0] for column in SCORE_COLUMNS})
+    assert summarise(scores) == pytest.approx({"median_nse": 2.0, "mean_nse": 7 / 3, "median_kge": 2.0,
+                                               "mean_kge": 7 / 3, "median_rmse": 2.0, "mean_rmse": 7 / 3,
+                                               "median_bias": 2.0, "mean_bias": 7 / 3})
+    assert set(summarise(scores, SIGNATURE_COLUMNS, ("median",))) == {f"median_{c}" for c in SIGNATURE_COLUMNS}
+
+
+def test_signature_lines_sum_events_over_stations_and_skip_levels_without_thresholds() -> None:
+    scores = pd.DataFrame({"fhv": [-10.0, 5.0, 20.0], "fms": [1.0, 2.0, 3.0], "flv": [0.0, 0.0, 0.0],
+                           "peak_timing": [0.0, 1.0, 2.0], "missed_peaks": [0.0, 0.25, 0.5]})
+    events = pd.DataFrame({"level": ["2-year", "5-year", "q95", "2-year", "5-year", "q95"],
+                           "hits": [3, 1, None, 2, 0, None], "misses": [1, 0, None, 0, 1, None],
+                           "false_alarms": [0, 0, None, 2, 0, None]}).astype(
+        {"hits": "Int64", "misses": "Int64", "false_alarms": "Int64"})
+    assert signature_lines(1, scores, events) == [
+        "lead 1 model, median over stations: FHV +5.0 %, FMS +2.0 %, FLV +0.0 %, peak timing 1.00 steps, "
+        "missed peaks 25%",
+        "lead 1 model, flood events over stations (hits/misses/false alarms): 2-year 5/1/2, 5-year 1/1/0"]
+    assert len(signature_lines(1, scores, events.iloc[:0])) == 1
