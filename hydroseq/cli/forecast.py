@@ -55,7 +55,8 @@ def forecast_command(args: argparse.Namespace) -> int:
 
 def forecast_summary(run: ForecastRun) -> dict[str, Any]:
     """The ``--json`` summary: issue times, stations forecast and not (with the reasons), those forecast
-    without a weather forecast or without their newest observation, the files written and, for a
+    without some weather-forecast input (and per station and input where it came from,
+    :func:`forecast_input_use`) or without their newest observation, the files written and, for a
     hindcast, per lead the median and mean NSE over stations of every forecast (the printed table)."""
     result, published = run.result, run.published
     summary: dict[str, Any] = {
@@ -64,6 +65,7 @@ def forecast_summary(run: ForecastRun) -> dict[str, Any]:
         "stations": {"total": len(result.stations), "forecast": run.stations_forecast,
                      "skipped": len(result.skipped)},
         "skipped": result.skipped, "without_weather_forecast": result.fallback,
+        "forecast_inputs": forecast_input_use(result),
         "without_newest_observation": late_gauges(result), "leads": result.leads,
         "files": [*published.forecast_files, *published.score_files] if published else [],
         "manifest": published.manifest if published else None}
@@ -91,7 +93,7 @@ def print_summary(result: ForecastResult, n_forecast: int, outputs: list[Path], 
     console.print(table)
     late = late_gauges(result)
     for reasons, title in ((result.skipped, "stations not forecast"),
-                           (result.fallback, "stations forecast without a weather forecast"),
+                           (result.fallback, "stations forecast without some weather-forecast input"),
                            (late, "stations forecast without their newest observation")):
         if reasons:
             stations = Table(title=f"{len(reasons)} {title}")
@@ -104,6 +106,34 @@ def print_summary(result: ForecastResult, n_forecast: int, outputs: list[Path], 
         console.print(f"observed at the issue step: {n_forecast - len(late)} of {n_forecast} stations forecast")
     if "forecast_inputs_source" in result.attributes:
         console.print(f"[bold]forecast inputs[/bold]: {result.attributes['forecast_inputs_source']}")
+
+
+def forecast_input_use(result: ForecastResult) -> dict[str, dict[str, dict[str, Any]]]:
+    """Per station forecast and weather-forecast input, what the model read: at one issue time
+    ``{"from": "product", "age_hours": 6.0}`` (the product's age, as in ``forecast_input_age_by_input``),
+    ``{"from": "perfect"}`` (observed values) or ``{"from": "fallback"}`` (no value valid: it read
+    "no forecast"); over several, the number of issue times of each (``{"product": 9, "fallback": 1}``).
+    Empty for a model without weather-forecast inputs."""
+    read = result.forecast_input_read
+    if read is None:
+        return {}
+    ages = result.forecast_input_ages if result.forecast_input_ages is not None else np.full(read.shape, np.nan)
+    kinds = np.where(~read, "fallback", np.where(np.isfinite(ages), "product", "perfect"))  # [issue, station, input]
+    forecast = np.isfinite(result.values).any(axis=2)
+    use: dict[str, dict[str, dict[str, Any]]] = {}
+    for s, station in enumerate(result.stations):
+        issues = np.flatnonzero(forecast[:, s])
+        if not len(issues):
+            continue
+        if len(result.issue_times) == 1:
+            use[station] = {name: {"from": str(kinds[0, s, k]),
+                                   **({"age_hours": float(ages[0, s, k])} if np.isfinite(ages[0, s, k]) else {})}
+                            for k, name in enumerate(result.forecast_inputs)}
+        else:
+            use[station] = {name: {kind: int(count) for kind, count in
+                                   zip(*np.unique(kinds[issues, s, k], return_counts=True), strict=True)}
+                            for k, name in enumerate(result.forecast_inputs)}
+    return use
 
 
 def late_gauges(result: ForecastResult) -> dict[str, str]:

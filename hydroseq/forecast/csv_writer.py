@@ -12,6 +12,7 @@ from hydroseq.forecast.result import OBSERVATION_AGE_COLUMN, ForecastResult, mem
 
 CSV_COLUMNS = ("station", "issue_time", "lead", "valid_time", "value")
 UNGAUGED_COLUMN = "ungauged"
+FALLBACK_COLUMN = "forecast_input_fallback"
 
 
 def format_time(value: np.datetime64) -> str:
@@ -32,7 +33,9 @@ def write_forecast_csv(result: ForecastResult, path: str | Path) -> Path:
     forecast at that issue time are left out (they are listed in the run's report instead). Models
     that read the observed target add ``observation_age_hours`` (how late the gauge was) and
     ``ungauged`` (1: no observation in the data file up to the issue time, else 0); models
-    with ingested weather-forecast inputs add ``forecast_input_age_hours`` (how old the product was).
+    with ingested weather-forecast inputs add ``forecast_input_age_hours`` (how old the oldest product read
+    was); models with weather-forecast inputs add ``forecast_input_fallback``, the inputs (``;``-separated)
+    the model read "no forecast" for at that issue time (empty: it read a forecast of every one).
     Models with a predictive distribution add one column per quantile level after ``value`` (the
     median): ``value_q05``, ..., ``value_q95``, and after them the probability of exceeding each
     flood threshold, ``p_exceed_<level>`` (e.g. ``p_exceed_2-year``). An ensemble adds each member's
@@ -46,11 +49,13 @@ def write_forecast_csv(result: ForecastResult, path: str | Path) -> Path:
     levels = result.quantile_levels or ()
     threshold_levels = result.thresholds.levels if result.thresholds is not None else ()
     members = result.members
+    read, inputs = result.forecast_input_read, result.forecast_inputs
     columns = (CSV_COLUMNS + tuple(f"value_{quantile_label(level)}" for level in levels)
                + tuple(f"p_exceed_{level}" for level in threshold_levels)
                + tuple(member_column(member) for member in range(members.shape[-1] if members is not None else 0))
                + ((OBSERVATION_AGE_COLUMN, UNGAUGED_COLUMN) if ages is not None else ())
-               + (("forecast_input_age_hours",) if product_ages is not None else ()))
+               + (("forecast_input_age_hours",) if product_ages is not None else ())
+               + ((FALLBACK_COLUMN,) if read is not None else ()))
     with atomic_path(path) as tmp, open(tmp, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle, lineterminator="\n")
         writer.writerow(columns)
@@ -61,6 +66,7 @@ def write_forecast_csv(result: ForecastResult, path: str | Path) -> Path:
                     continue
                 age: tuple[str, ...] = () if ages is None else (format_value(ages[i, s]), str(int(station in ungauged)))
                 age += () if product_ages is None else (format_value(product_ages[i, s]),)
+                age += () if read is None else (";".join(name for k, name in enumerate(inputs) if not read[i, s, k]),)
                 for k, lead in enumerate(result.leads):
                     spread = (() if result.quantiles is None
                               else tuple(format_value(value) for value in result.quantiles[i, s, k]))

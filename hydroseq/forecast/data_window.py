@@ -50,6 +50,7 @@ class IngestedFile:
         self.forecast_source = forecast_source
         self.forcing: ForcingForecast | None = None  # the product file on the steps read, once read
         self._updated_window: xr.Dataset | None = None  # the file's steps of self.forcing, updated with it
+        self._last_issue = -1  # the last issue step self.forcing was read for
         self.dataset, self.grid = open_ingested(self.path)
         try:
             check_data_layout(self.path, self.dataset, self.grid, metadata)
@@ -74,16 +75,18 @@ class IngestedFile:
         """Every station of the file, in file order."""
         return tuple(str(value) for value in self.dataset["station"].values)
 
-    def read(self, start: int, stop: int) -> StationData:
+    def read(self, start: int, stop: int, last_issue: int | None = None) -> StationData:
         """The model's variables on grid steps ``start..stop-1`` of every station, as float32.
 
         Forecast inputs are those issued at these steps (a perfect one reads the observed values of
-        the lead window, after ``stop``: it is an upper bound, see :mod:`hydroseq.dataset.forecast_inputs`).
+        the lead window, after ``stop``: it is an upper bound, see :mod:`hydroseq.dataset.forecast_inputs`);
+        ``last_issue`` (default ``stop - 1``), the last issue step, bounds the products a
+        ``forcing_forecast`` file is read for (those published by then).
         """
         window = self.dataset.isel(time=slice(start, stop))
         specs = self.metadata.forecast_input_specs
         rows = list(range(len(self.station_ids)))
-        forecasts, first, last = self._forecasts(start, stop)
+        forecasts, first, last = self._forecasts(start, stop, last_issue)
         forecast = read_forecast_inputs(forecasts, specs, self.metadata.forecast_horizon, rows, self.path, first, last)
         dynamic = np.stack([self._series(window, name) for name in self.metadata.dynamic_inputs], axis=-1)
         static = [np.asarray(self.dataset[name].values, dtype=np.float32) for name in self.metadata.static_inputs]
@@ -96,13 +99,13 @@ class IngestedFile:
             forecast=forecast, forecast_names=tuple(item.variable for item in specs),
         )
 
-    def read_reference_times(self, start: int, stop: int) -> dict[str, np.ndarray]:
+    def read_reference_times(self, start: int, stop: int, last_issue: int | None = None) -> dict[str, np.ndarray]:
         """Per ingested forecast input, the reference time of the product used at each step ``[station, time]``."""
-        forecasts, first, last = self._forecasts(start, stop)
+        forecasts, first, last = self._forecasts(start, stop, last_issue)
         return read_reference_times(forecasts, self.metadata.forecast_input_specs,
                                     list(range(len(self.station_ids))), first, last)
 
-    def _forecasts(self, start: int, stop: int) -> tuple[xr.Dataset, int, int]:
+    def _forecasts(self, start: int, stop: int, last_issue: int | None) -> tuple[xr.Dataset, int, int]:
         """Where the forecast variables of steps ``start..stop-1`` are read: the file itself, or a window of it
         updated with ``forcing_forecast`` (gridded once, on the first call); and the steps there."""
         if self.forcing_forecast is None:
@@ -110,10 +113,12 @@ class IngestedFile:
         # imported here: the ingest stage (dask, zarr) is not a requirement of the served pyfunc model
         from hydroseq.forecast.forcing_file import read_forcing_forecast
 
-        gridded = self.forcing
-        if gridded is None or self._updated_window is None or (gridded.start, gridded.stop) != (start, stop):
+        gridded, last_issue = self.forcing, stop - 1 if last_issue is None else last_issue
+        if (gridded is None or self._updated_window is None
+                or (gridded.start, gridded.stop, self._last_issue) != (start, stop, last_issue)):
             self.forcing = read_forcing_forecast(self.forcing_forecast, self.dataset, self.path, self.grid, start, stop,
-                                                 self.forecast_source)
+                                                 self.forecast_source, last_issue)
+            self._last_issue = last_issue
             self._updated_window = self.forcing.newer_than_ingested(self.dataset, self.metadata.forecast_horizon)
         return self._updated_window, 0, stop - start
 

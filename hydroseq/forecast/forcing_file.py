@@ -85,8 +85,13 @@ class ForcingForecast:
 
 
 def read_forcing_forecast(path: str | Path, dataset: xr.Dataset, data_path: Path, spec: GridSpec, start: int,
-                          stop: int, source_name: str | None = None) -> ForcingForecast:
+                          stop: int, source_name: str | None = None,
+                          last_issue: int | None = None) -> ForcingForecast:
     """Grid the product file ``path`` on steps ``start..stop-1`` of the ingested ``dataset``.
+
+    Only the products published by the last issue step (``last_issue``, default ``stop - 1``) are
+    read and checked: a later one is never used for the forecast, so a bad one does not fail it
+    (it fails the forecast of the issue time that uses it).
 
     Raises
     ------
@@ -105,8 +110,9 @@ def read_forcing_forecast(path: str | Path, dataset: xr.Dataset, data_path: Path
                 for station, lat, lon, area in zip(dataset["station"].values, dataset["lat"].values,
                                                    dataset["lon"].values, dataset["area_km2"].values, strict=True)]
     labels = pd.DatetimeIndex(np.asarray(dataset["time"].values[start:stop], dtype="datetime64[ns]"), name="time")
+    published_by = labels.to_numpy()[(stop - 1 if last_issue is None else last_issue) - start]
     on_grid = grid_forecast_source(source.model_copy(update={"path": glob.escape(str(path))}), stations,
-                                   TimeGrid(labels, spec))
+                                   TimeGrid(labels, spec), published_by)
     return ForcingForecast(path=path, sha256=hashlib.sha256(path.read_bytes()).hexdigest(), source=source.label,
                            start=start, values=on_grid.values, reference_time=on_grid.reference_time)
 

@@ -43,6 +43,7 @@ def write_forecast_netcdf(result: ForecastResult, path: str | Path) -> Path:
         issue_dims = _write_issue_time(nc, result)
         _write_valid_time(nc, result, issue_dims)
         _write_values(nc, result, issue_dims)
+        _write_forecast_input_use(nc, result, issue_dims)
         _write_quantiles(nc, result, issue_dims)
         _write_members(nc, result, issue_dims)
         _write_exceedance(nc, result, issue_dims)
@@ -147,8 +148,33 @@ def _write_values(nc: netCDF4.Dataset, result: ForecastResult, issue_dims: tuple
         age = nc.createVariable("forecast_input_age", "f4", issue_dims + ("station",), fill_value=np.float32(np.nan))
         ages = np.asarray(result.forecast_input_age_hours, dtype=np.float32)
         age[...] = ages[0] if not issue_dims else ages
-        age.setncatts({"long_name": "time from the reference time of the weather forecast the model read to the "
-                                    "issue time (missing: no product was valid, the model read no forecast)",
+        age.setncatts({"long_name": "time from the reference time of the oldest weather forecast the model read "
+                                    "to the issue time (missing: it read none, every input fell back to no "
+                                    "forecast); per input: forecast_input_age_by_input",
+                       "units": "hours"})
+
+
+def _write_forecast_input_use(nc: netCDF4.Dataset, result: ForecastResult, issue_dims: tuple[str, ...]) -> None:
+    """Per station and weather-forecast input: whether the model read a forecast of it, and the product's age."""
+    if result.forecast_input_read is None:
+        return
+    nc.createDimension("forecast_input", len(result.forecast_inputs))
+    names = nc.createVariable("forecast_input", str, ("forecast_input",))
+    names[:] = np.array(result.forecast_inputs, dtype=object)
+    names.setncattr("long_name", "weather-forecast input of the model")
+    dims = issue_dims + ("station", "forecast_input")
+    read = nc.createVariable("forecast_input_read", "i1", dims)
+    flags = np.asarray(result.forecast_input_read, dtype=np.int8)
+    read[...] = flags[0] if not issue_dims else flags
+    read.setncatts({"long_name": "the model read a forecast of the input (a value at some lead); else it fell back "
+                                 "to its no-forecast input", "flag_values": np.array([0, 1], dtype=np.int8),
+                    "flag_meanings": "fell_back_to_no_forecast read_a_forecast"})
+    if result.forecast_input_ages is not None:
+        age = nc.createVariable("forecast_input_age_by_input", "f4", dims, fill_value=np.float32(np.nan))
+        ages = np.asarray(result.forecast_input_ages, dtype=np.float32)
+        age[...] = ages[0] if not issue_dims else ages
+        age.setncatts({"long_name": "time from the reference time of the product each input was read from to the "
+                                    "issue time (missing: the input fell back to no forecast, or has no product)",
                        "units": "hours"})
 
 

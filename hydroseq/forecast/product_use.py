@@ -21,20 +21,33 @@ PERFECT_LABEL = ("perfect: the observed values over the lead window, an upper bo
 
 @dataclass(frozen=True)
 class ProductUse:
-    """How a forecast run used its weather-forecast inputs.
+    """How a forecast run used its weather-forecast inputs, input by input.
 
     Attributes
     ----------
+    inputs
+        The model's weather-forecast inputs (variable names), in the order of the last axis below.
+    read
+        bool ``[issue, station, input]``: the model read a forecast of the input (a value at some
+        lead); False where it read "no forecast" for it (the fallback, as trained with
+        ``forecast_hiding``). None for a model without weather-forecast inputs.
+    input_age_hours
+        float32 ``[issue, station, input]``: hours from the reference time of the product the input
+        was read from to the issue time; NaN where the input fell back, and for a perfect input
+        (no product). None without ingested inputs.
     age_hours
-        float32 ``[issue, station]``: hours from the oldest product's reference time to the issue
-        time (ingested inputs; NaN where none was valid), or None.
+        float32 ``[issue, station]``: the oldest of ``input_age_hours`` over the inputs read from a
+        product (NaN where none was), or None.
     fallback
         ``{station: message}`` for stations forecast without some weather-forecast input at some
-        issue time (the model's no-forecast input, as trained with ``forecast_hiding``).
+        issue time; the message names the inputs that fell back and those read.
     attributes
         Global attributes for the forecast files: the inputs, their sources and horizon.
     """
 
+    inputs: tuple[str, ...] = ()
+    read: np.ndarray | None = None
+    input_age_hours: np.ndarray | None = None
     age_hours: np.ndarray | None = None
     fallback: dict[str, str] = field(default_factory=dict)
     attributes: dict[str, str] = field(default_factory=dict)
@@ -43,14 +56,15 @@ class ProductUse:
 def product_use(metadata: ExportMetadata, data: StationData, ends: np.ndarray, references: dict[str, np.ndarray],
                 on_missing: MissingForecastInput, path: Path,
                 file_attributes: dict[str, str] | None = None) -> ProductUse:
-    """Ages, fallbacks and attributes for the issue steps ``ends`` (indices into ``data``); ``file_attributes``
-    name a product file read at forecast time (``--forcing-forecast``), ``path`` the file errors name.
+    """Per input, what the model read at the issue steps ``ends`` (indices into ``data``), the products'
+    ages, fallbacks and attributes; ``file_attributes`` name a product file read at forecast time
+    (``--forcing-forecast``), ``path`` the file errors name.
 
     Raises
     ------
     InputDataError
-        With ``on_missing="fail"``, naming the stations and the issue time, when some station has,
-        for some forecast input, no value for any lead at an issue time.
+        With ``on_missing="fail"``, naming the stations, the inputs and the issue time, when some
+        station has, for some forecast input, no value for any lead at an issue time.
     """
     specs = metadata.forecast_input_specs
     if not specs:
@@ -59,27 +73,64 @@ def product_use(metadata: ExportMetadata, data: StationData, ends: np.ndarray, r
                   "forecast_input_horizon_steps": str(metadata.forecast_horizon), **(file_attributes or {})}
     if metadata.perfect_forecast_inputs:
         attributes["forecast_inputs_source"] = PERFECT_LABEL
-    # [station, issue]: every input has a value for some lead (else the model reads "no forecast" for one)
-    present = np.isfinite(data.forecast[:, ends]).any(axis=3).all(axis=2)
+    names = tuple(item.variable for item in specs)
+    read = np.isfinite(data.forecast[:, ends]).any(axis=3).transpose(1, 0, 2)  # [issue, station, input]
     issues = data.times[ends]
-    missing = {data.station_ids[s]: issues[~present[s]] for s in range(data.n_stations) if not present[s].all()}
+    input_age, age = _ages(names, read, issues, references, ends)
+    missing = [s for s in range(data.n_stations) if not read[:, s].all()]
     if missing and on_missing == "fail":
-        station, times = next(iter(missing.items()))
+        first = missing[0]
+        issue = int(np.flatnonzero(~read[:, first].all(axis=1))[0])
+        absent = ", ".join(name for k, name in enumerate(names) if not read[issue, first, k])
         raise InputDataError(path, f"no weather forecast is valid at the issue time for {len(missing)} stations "
-                                   f"(first: {station}); ingest the newest product or forecast with fallback",
-                             where=f"time {_label(times[0])}")
-    fallback = {station: (f"no weather forecast valid at {len(times)} of {len(issues)} issue times (first "
-                          f"{_label(times[0])}): forecast without one") for station, times in missing.items()}
-    age = None
-    if references:
-        reference = np.stack([times[:, ends] for times in references.values()])  # [input, station, issue]
+                                   f"(first: {data.station_ids[first]}, without {absent}); ingest the newest "
+                                   "product or forecast with fallback", where=f"time {_label(issues[issue])}")
+    kinds = tuple(item.source for item in specs)
+    fallback = {data.station_ids[s]: _reason(names, kinds, read[:, s],
+                                             None if input_age is None else input_age[:, s], issues)
+                for s in missing}
+    return ProductUse(inputs=names, read=read, input_age_hours=input_age, age_hours=age, fallback=fallback,
+                      attributes=attributes)
+
+
+def _ages(names: tuple[str, ...], read: np.ndarray, issues: np.ndarray, references: dict[str, np.ndarray],
+          ends: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """Per input ``[issue, station, input]`` and oldest over the inputs ``[issue, station]``: hours from the
+    reference time of the product read to the issue time (NaN where the input fell back or has no product)."""
+    if not references:
+        return None, None
+    ages = np.full(read.shape, np.nan, dtype=np.float32)
+    for k, name in enumerate(names):
+        if name not in references:
+            continue
+        reference = references[name][:, ends].T  # [issue, station]
         with np.errstate(invalid="ignore"):
-            hours = (issues[None, None, :] - reference) / np.timedelta64(1, "h")
-        hours = np.where(np.isnat(reference), np.nan, hours)
-        all_missing = np.isnan(hours).all(axis=0)
-        oldest = np.nanmax(np.where(np.isnan(hours), -np.inf, hours), axis=0)
-        age = np.where(all_missing, np.nan, oldest).T.astype(np.float32)
-    return ProductUse(age_hours=age, fallback=fallback, attributes=attributes)
+            hours = (issues[:, None] - reference) / np.timedelta64(1, "h")
+        ages[..., k] = np.where(np.isnat(reference) | ~read[..., k], np.nan, hours)
+    none = np.isnan(ages).all(axis=2)
+    oldest = np.where(np.isnan(ages), -np.inf, ages).max(axis=2)
+    return ages, np.where(none, np.nan, oldest).astype(np.float32)
+
+
+def _reason(names: tuple[str, ...], kinds: tuple[str, ...], read: np.ndarray, ages: np.ndarray | None,
+            issues: np.ndarray) -> str:
+    """Which inputs a station was forecast without (``read [issue, input]`` False) and what it read for the others."""
+    without, others = [], []
+    for k, name in enumerate(names):
+        absent = np.flatnonzero(~read[:, k])
+        if len(absent) and len(issues) == 1:
+            without.append(name)
+        elif len(absent):
+            without.append(f"{name} at {len(absent)} of {len(issues)} issue times (first {_label(issues[absent[0]])})")
+        elif kinds[k] == "perfect":
+            others.append(f"{name} read as observed (perfect)")
+        elif ages is not None and len(issues) == 1 and np.isfinite(ages[0, k]):
+            others.append(f"{name} from the product, {ages[0, k]:g} h old")
+        else:
+            others.append(f"{name} from a product")
+    when = f" (none valid at the issue time {_label(issues[0])})" if len(issues) == 1 else ""
+    text = f"forecast without {', '.join(without)}{when}, read as 'no forecast'"
+    return text + (f"; {', '.join(others)}" if others else "")
 
 
 def _label(value: np.datetime64) -> str:

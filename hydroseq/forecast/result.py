@@ -53,9 +53,17 @@ class ForecastResult:
     forecast_input_age_hours
         float32 ``[issue time, station]``, models with ingested weather-forecast inputs: hours
         from the reference time of the product used to the issue time (the oldest over the
-        inputs; NaN: no product was valid and the model read "no forecast"); None otherwise.
+        inputs read from a product; NaN: the model read "no forecast" for every one); None otherwise.
+    forecast_inputs, forecast_input_read, forecast_input_ages
+        Models with weather-forecast inputs: their names; bool ``[issue time, station, input]``,
+        whether the model read a forecast of each (a value at some lead; False: it fell back to
+        "no forecast" for that input); float32 ``[issue time, station, input]``, per input the
+        hours from the reference time of the product read to the issue time (NaN where it fell
+        back, or a perfect input; None without ingested inputs). ``forecast_input_age_hours`` is
+        the largest of these.
     fallback
-        ``{station: reason}`` for stations forecast without a weather forecast at some issue time.
+        ``{station: reason}`` for stations forecast without some weather-forecast input at some
+        issue time; the reason names the inputs that fell back and how the others were read.
     quantiles, quantile_levels
         Models with a predictive distribution: float32 ``[issue time, station, lead, level]`` (never
         negative, non-decreasing over the levels) and the levels; ``values`` is then the median.
@@ -85,6 +93,9 @@ class ForecastResult:
     ungauged: tuple[str, ...] = ()
     forecast_input_age_hours: np.ndarray | None = None
     fallback: dict[str, str] = field(default_factory=dict)
+    forecast_inputs: tuple[str, ...] = ()
+    forecast_input_read: np.ndarray | None = None
+    forecast_input_ages: np.ndarray | None = None
     quantiles: np.ndarray | None = None
     quantile_levels: tuple[float, ...] | None = None
     members: np.ndarray | None = None

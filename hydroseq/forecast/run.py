@@ -102,11 +102,11 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
         if plan.is_range and not source.has_target:
             raise InputDataError(source.path, f"a hindcast is scored against the observed {metadata.target}, a "
                                               "variable the file lacks")
-        data = source.read(plan.start, plan.stop)
+        data = source.read(plan.start, plan.stop, last_issue=int(plan.ends[-1]))
         ungauged = (source.ungauged_stations(data, plan.start, int(plan.ends[-1]))
                     if metadata.feature_layout().observed_flag else ())
         info = source.info()
-        references = source.read_reference_times(plan.start, plan.stop)
+        references = source.read_reference_times(plan.start, plan.stop, last_issue=int(plan.ends[-1]))
         climatology = training_climatology(source) if plan.is_range else None
         levels = tuple(metadata.quantiles)
         record = training_record(source, levels, thresholds, plan.is_range) if levels else None
@@ -254,7 +254,8 @@ def _result(model: ExportedModel, data: StationData, info: StationInfo, plan: Pl
         standard_name=info.target_standard_name, attributes=attributes,
         skipped=skipped, station_names=info.names, lats=info.lats, lons=info.lons,
         observation_age_hours=age_hours,
-        forecast_input_age_hours=products.age_hours,
+        forecast_input_age_hours=products.age_hours, forecast_inputs=products.inputs,
+        forecast_input_read=products.read, forecast_input_ages=products.input_age_hours,
         fallback={station: why for station, why in products.fallback.items() if station not in skipped},
         quantiles=quantiles, quantile_levels=levels or None, members=members,
     )

@@ -50,8 +50,12 @@ class ForecastOnGrid:
     files: tuple[Path, ...]
 
 
-def grid_forecast_source(source: ForecastSourceConfig, stations: list[Station], grid: TimeGrid) -> ForecastOnGrid:
+def grid_forecast_source(source: ForecastSourceConfig, stations: list[Station], grid: TimeGrid,
+                         published_by: np.datetime64 | None = None) -> ForecastOnGrid:
     """Read every product of ``source`` at ``stations`` and put it on ``grid``.
+
+    ``published_by`` (a forecast's last issue label) reads and checks only the products published by
+    then (:func:`~hydroseq.ingest.forecast_products.read_products`); the ingest reads them all.
 
     Raises
     ------
@@ -59,7 +63,7 @@ def grid_forecast_source(source: ForecastSourceConfig, stations: list[Station], 
         For an unusable file (:mod:`hydroseq.ingest.forecast_products`), a missing product
         (``on_missing_product: fail``) or a truncated horizon, naming the file and the reference time.
     """
-    products = read_products(source, stations)
+    products = read_products(source, stations, published_by)
     chosen = choose_products(source, products, grid)
     on_grid = forecast_on_grid(source, products, chosen, grid, len(stations))
     values = {}
@@ -71,7 +75,8 @@ def grid_forecast_source(source: ForecastSourceConfig, stations: list[Station], 
             except units.AreaMissing as error:
                 raise InputDataError(source.label, f"variable {name}: {error}", f"station {station.id}") from None
         values[name] = converted.astype(np.float32)
-    references = np.array([product.reference for product in products], dtype="datetime64[ns]")
+    references = np.array([product.reference for product in products] or [np.datetime64("NaT")],
+                          dtype="datetime64[ns]")
     used = np.where(chosen >= 0, references[np.maximum(chosen, 0)], np.datetime64("NaT", "ns"))
     files = tuple(dict.fromkeys(sorted(product.path for product in products)))
     return ForecastOnGrid(source, values, np.broadcast_to(used, (len(stations), len(grid))).copy(), files)
@@ -79,6 +84,8 @@ def grid_forecast_source(source: ForecastSourceConfig, stations: list[Station], 
 
 def choose_products(source: ForecastSourceConfig, products: list[Product], grid: TimeGrid) -> np.ndarray:
     """Index of the product used at each grid label (``-1``: none), after the missing-product check."""
+    if not products:
+        return np.full(len(grid), -1, dtype=np.int64)
     references = np.array([product.reference for product in products], dtype="datetime64[ns]").view(np.int64)
     published = references + source.latency_step.value
     labels = grid.labels.asi8

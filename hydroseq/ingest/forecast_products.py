@@ -59,8 +59,14 @@ class Product:
     values: dict[str, np.ndarray]
 
 
-def read_products(source: ForecastSourceConfig, stations: list[Station]) -> list[Product]:
+def read_products(source: ForecastSourceConfig, stations: list[Station],
+                  published_by: np.datetime64 | None = None) -> list[Product]:
     """Every product of ``source`` at ``stations``, sorted by reference time.
+
+    ``published_by`` (a forecast at forecast time: its last issue label) leaves out, unread and
+    unchecked, the products published after it (reference time + latency later): they are never
+    used for an issue up to it, so a bad one must not fail that forecast. A file left with none
+    is not checked at all.
 
     Raises
     ------
@@ -70,7 +76,8 @@ def read_products(source: ForecastSourceConfig, stations: list[Station]) -> list
     paths = sorted(path for path in map(Path, glob.glob(source.path)) if path.is_file())
     if not paths:
         raise InputDataError(source.path, f"no file matches the path of forecast source {source.label!r}")
-    products = sorted((p for path in paths for p in _read_file(source, path, stations)), key=lambda p: p.reference)
+    products = sorted((p for path in paths for p in _read_file(source, path, stations, published_by)),
+                      key=lambda p: p.reference)
     for earlier, later in zip(products[:-1], products[1:], strict=True):
         if earlier.reference == later.reference:
             raise InputDataError(later.path, f"reference time {_when(later.reference)} is also in {earlier.path}",
@@ -78,29 +85,37 @@ def read_products(source: ForecastSourceConfig, stations: list[Station]) -> list
     return products
 
 
-def _read_file(source: ForecastSourceConfig, path: Path, stations: list[Station]) -> list[Product]:
+def _read_file(source: ForecastSourceConfig, path: Path, stations: list[Station],
+               published_by: np.datetime64 | None) -> list[Product]:
     check_complete(path)
     try:
         with xr.open_dataset(path, decode_times=False, decode_timedelta=False, engine="netcdf4") as ds:
-            return _products(source, path, ds, stations)
+            return _products(source, path, ds, stations, published_by)
     except InputDataError:
         raise
     except (OSError, ValueError, RuntimeError, KeyError) as error:
         raise InputDataError(path, f"not a readable NetCDF file ({type(error).__name__}: {error})") from None
 
 
-def _products(source: ForecastSourceConfig, path: Path, ds: xr.Dataset, stations: list[Station]) -> list[Product]:
+def _products(source: ForecastSourceConfig, path: Path, ds: xr.Dataset, stations: list[Station],
+              published_by: np.datetime64 | None) -> list[Product]:
     references = np.atleast_1d(_decode_times(path, _variable(path, ds, source.reference_time_variable)))
     if np.isnat(references).any():
         raise InputDataError(path, "the reference time variable has missing values")
+    used = np.ones(len(references), dtype=bool)
+    if published_by is not None:
+        used = references.astype("datetime64[ns]") + np.timedelta64(source.latency_step.value, "ns") <= published_by
+        if not used.any():
+            return []
+    references = references[used]
     first = f"reference time {_when(references[0])}"
     steps = np.atleast_1d(_steps(path, _variable(path, ds, source.step_variable), first))
-    _check_valid_time(source, path, ds, references, steps)
+    _check_valid_time(source, path, ds, references, steps, used)
     dims = _dims(source, ds)
     station_index = _station_index(source, path, ds, stations) if source.layout == "station" else None
     per_step: dict[str, np.ndarray] = {}
     for name, spec in source.variables.items():
-        raw = _field(path, ds, spec, name, dims, first)  # (reference, step, station) or (reference, step, lat, lon)
+        raw = _field(path, ds, spec, name, dims, first)[used]  # (reference, step, station | lat, lon)
         if station_index is not None:
             at_stations = raw[..., station_index]
         else:
@@ -144,10 +159,11 @@ def _steps(path: Path, variable: xr.DataArray, where: str) -> np.ndarray:
 
 
 def _check_valid_time(source: ForecastSourceConfig, path: Path, ds: xr.Dataset, references: np.ndarray,
-                      steps: np.ndarray) -> None:
+                      steps: np.ndarray, used: np.ndarray) -> None:
+    """``valid_time`` of the products ``used`` (a mask over the file's reference times) against ``references``."""
     if source.valid_time_variable not in ds.variables:
         return
-    valid = _decode_times(path, ds[source.valid_time_variable]).reshape(len(references), len(steps))
+    valid = _decode_times(path, ds[source.valid_time_variable]).reshape(len(used), len(steps))[used]
     expected = references.astype("datetime64[ns]")[:, None] + steps.astype("timedelta64[ns]")[None, :]
     wrong = valid != expected
     if wrong.any():
