@@ -110,7 +110,8 @@ class Scalers:
             raise ConfigError(f"the model scales {self.target_name} per basin and has no scaling for {shown} (it "
                               "was not trained on them); a basin a model never saw needs one scaling for all "
                               "basins (data.per_station_target_scaling: false), as the regional models have")
-        moments = np.array([self.station_target[str(station)] for station in station_ids], dtype=np.float64)
+        moments = np.array([self.station_target[str(station)] for station in station_ids],
+                           dtype=np.float64).reshape(-1, 2)  # (0, 2) for no rows: nothing forecast
         shape = (len(moments),) + (1,) * (np.ndim(values) - 1)
         return moments[:, 0].reshape(shape), moments[:, 1].reshape(shape)
 

@@ -10,7 +10,9 @@ at or before it, so a forecast never uses a step that ends after its issue time.
 * ``START..END``: every grid label from START's to END's (a hindcast).
 
 Only these ISO 8601 forms are read (``hydroseq forecast --help`` says so): ``03/04/2014``
-could be 3 April or March 4 and is an error, as is any text pandas would guess at.
+could be 3 April or March 4 and is an error, as is any text pandas would guess at. The served
+(MLflow pyfunc) model reads its ``issue_time`` param with the same rules
+(:mod:`hydroseq.forecast.pyfunc_model`).
 """
 
 from __future__ import annotations
@@ -29,8 +31,10 @@ ISO_8601 = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}(?::\d{2}(?::\d{2}(?:\.\d+
 EXAMPLES = "examples: 2014-09-30, 2014-09-30T06:00Z, 2014-09-30T06:00+02:00, 2014-09-01..2014-09-30"
 
 
-def parse_instant(text: str, grid: GridSpec) -> pd.Timestamp:
+def parse_instant(text: str, grid: GridSpec, option: str = "--issue-time") -> pd.Timestamp:
     """One issue time as a UTC timestamp (see the module docstring for the accepted forms).
+
+    ``option`` names the setting in error messages (the pyfunc model's param ``issue_time``).
 
     Raises
     ------
@@ -40,7 +44,7 @@ def parse_instant(text: str, grid: GridSpec) -> pd.Timestamp:
     text = text.strip()
     problem = day_month_order_problem(text)
     if problem is not None:
-        raise ConfigError(f"--issue-time: {text!r} {problem}; write it as YYYY-MM-DD ({EXAMPLES})")
+        raise ConfigError(f"{option}: {text!r} {problem}; write it as YYYY-MM-DD ({EXAMPLES})")
     try:
         if not ISO_8601.match(text):
             raise ValueError(text)
@@ -48,7 +52,7 @@ def parse_instant(text: str, grid: GridSpec) -> pd.Timestamp:
         if pd.isna(stamp):
             raise ValueError(text)
     except ValueError:
-        raise ConfigError(f"--issue-time: {text!r} is not an ISO 8601 date or timestamp ({EXAMPLES})") from None
+        raise ConfigError(f"{option}: {text!r} is not an ISO 8601 date or timestamp ({EXAMPLES})") from None
     if DATE_ONLY.match(text):
         return grid.day_end(stamp.date())
     if stamp.tzinfo is None:

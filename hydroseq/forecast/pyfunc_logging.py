@@ -5,8 +5,9 @@ training stage cannot import the exporter (a later stage), so its caller hands t
 the best checkpoint with the project's exporter at ``seq_len = data.max_len`` into a temporary
 folder and logs, without pickling anything, the pyfunc model of :mod:`hydroseq.forecast.pyfunc_model`
 from its code file (MLflow's "models from code"), that folder as its artifact, the hydroseq package
-as its code, a signature and an input example (real rows of the training data). Unlike the rest of
-this stage it needs torch and the training code (the exporter's).
+as its code, a signature, an input example (real rows of the training data) and, as its model config,
+the plausibility bounds of its inputs (:mod:`hydroseq.forecast.input_bounds`). Unlike the rest of
+this stage it needs torch and the training code (the exporter's) and the ingest stage (the bounds').
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ import mlflow
 import numpy as np
 import pandas as pd
 from mlflow.environment_variables import MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR
-from mlflow.models import infer_signature
+from mlflow.models import ModelSignature, infer_signature
+from mlflow.types.schema import AnyType, ColSpec, Schema
 
 import hydroseq
 from hydroseq.config import Period, TrainConfig
@@ -31,12 +33,15 @@ from hydroseq.dataset import StationData, load_station_data
 from hydroseq.export import ExportedModel, ExportMetadata
 from hydroseq.export.exporter import DataProvenance, export_trained_model
 from hydroseq.export.source import read_provenance
+from hydroseq.forecast.input_bounds import input_bounds
 from hydroseq.forecast.pyfunc_model import (
     EXPORTED_MODEL_ARTIFACT,
+    INPUT_BOUNDS_CONFIG,
     ISSUE_TIME_PARAM,
     forecast_frame,
     frame_from_station_data,
 )
+from hydroseq.forecast.served_input import TIME
 from hydroseq.training.checkpoint import Checkpoint
 
 MODEL_CODE = Path(__file__).with_name("pyfunc_code.py")
@@ -55,8 +60,8 @@ def log_forecast_model(name: str, checkpoint: Checkpoint, station_data: StationD
     """Log the forecaster of ``checkpoint`` (trained on ``station_data``) as model ``name`` of the active run.
 
     The input example is the last ``seq_len`` steps of the validation period of the first
-    stations; the signature is inferred from it and the model's output on it, with the param
-    ``issue_time`` (default ``""``: the newest time of the input).
+    stations; the signature is inferred from it and the model's output on it (:func:`signature`),
+    with the param ``issue_time`` (default ``""``: the newest time of the input).
     """
     seq_len = checkpoint.config.data.max_len
     with tempfile.TemporaryDirectory() as tmp:
@@ -66,7 +71,8 @@ def log_forecast_model(name: str, checkpoint: Checkpoint, station_data: StationD
                              DataProvenance(station_data.grid, station_data.checksum, units), pt2=False)
         exported = ExportedModel(model_dir)
         _log_directory(name, exported, input_example(station_data, exported.metadata,
-                                                     checkpoint.config.data.splits.validation))
+                                                     checkpoint.config.data.splits.validation),
+                       input_bounds(station_data.path, exported.metadata))
 
 
 def log_exported_model(name: str, model_dir: str | Path, data_path: str | Path) -> None:
@@ -78,18 +84,31 @@ def log_exported_model(name: str, model_dir: str | Path, data_path: str | Path) 
     exported = ExportedModel(model_dir)
     data_config = TrainConfig.model_validate(exported.metadata.train_config).data.model_copy(update={"stations": None})
     station_data = load_station_data(data_path, data_config)
-    _log_directory(name, exported, _example_ending(station_data, exported.metadata, station_data.n_times - 1))
+    _log_directory(name, exported, _example_ending(station_data, exported.metadata, station_data.n_times - 1),
+                   input_bounds(data_path, exported.metadata))
 
 
-def _log_directory(name: str, exported: ExportedModel, example: pd.DataFrame) -> None:
-    with warnings.catch_warnings():  # the output's integer lead is never missing: MLflow's hint does not apply
-        warnings.filterwarnings("ignore", "Hint: Inferred schema contains integer", UserWarning)
-        signature = infer_signature(example, forecast_frame(exported, example), params={ISSUE_TIME_PARAM: ""})
+def _log_directory(name: str, exported: ExportedModel, example: pd.DataFrame, bounds: dict[str, list[float]]) -> None:
     with _no_progress_bars():
         mlflow.pyfunc.log_model(name=name, python_model=str(MODEL_CODE),
                                 artifacts={EXPORTED_MODEL_ARTIFACT: str(exported.model_dir)},
-                                code_paths=[str(Path(hydroseq.__file__).parent)], signature=signature,
-                                input_example=example, pip_requirements=serving_requirements())
+                                code_paths=[str(Path(hydroseq.__file__).parent)],
+                                signature=signature(exported, example, bounds), input_example=example,
+                                model_config={INPUT_BOUNDS_CONFIG: bounds}, pip_requirements=serving_requirements())
+
+
+def signature(exported: ExportedModel, example: pd.DataFrame, bounds: dict[str, list[float]]) -> ModelSignature:
+    """The signature inferred from ``example`` and the model's output on it, with two changes that leave the
+    checks to the model (:mod:`hydroseq.forecast.served_input`), whose errors name what is wrong: ``time``
+    may be of any type (a datetime with or without a zone, ISO 8601 text), and every column is optional."""
+    with warnings.catch_warnings():  # the output's integer lead is never missing: MLflow's hint does not apply
+        warnings.filterwarnings("ignore", "Hint: Inferred schema contains integer", UserWarning)
+        inferred = infer_signature(example, forecast_frame(exported, example, bounds=bounds),
+                                   params={ISSUE_TIME_PARAM: ""})
+    assert inferred.inputs is not None
+    inputs = Schema([ColSpec(AnyType() if column.name == TIME else column.type, column.name, required=False)
+                     for column in inferred.inputs.inputs])
+    return ModelSignature(inputs, inferred.outputs, inferred.params)
 
 
 @contextlib.contextmanager
@@ -115,6 +134,8 @@ def input_example(station_data: StationData, metadata: ExportMetadata, period: P
 
 
 def _example_ending(station_data: StationData, metadata: ExportMetadata, end: int) -> pd.DataFrame:
-    """The model input of the first stations over the ``seq_len`` steps ending at step ``end``."""
-    return frame_from_station_data(station_data, metadata, np.arange(min(EXAMPLE_STATIONS, station_data.n_stations)),
-                                   np.arange(max(0, end - metadata.seq_len + 1), end + 1))
+    """The model input of the first stations over the ``seq_len`` steps ending at step ``end``, its times as the
+    forecast CSV writes them (``2014-07-01T08:00:00Z``: the same after MLflow stores the example as JSON)."""
+    frame = frame_from_station_data(station_data, metadata, np.arange(min(EXAMPLE_STATIONS, station_data.n_stations)),
+                                    np.arange(max(0, end - metadata.seq_len + 1), end + 1))
+    return frame.assign(**{TIME: pd.DatetimeIndex(frame[TIME]).strftime("%Y-%m-%dT%H:%M:%SZ")})
