@@ -7,6 +7,7 @@ the status the CLI exits with when it stops a command.
 
 from __future__ import annotations
 
+import os
 from enum import IntEnum
 
 
@@ -20,6 +21,7 @@ class ExitCode(IntEnum):
     INPUT_DATA = 4  # a data file cannot be used
     PARTIAL = 5  # results written, but more than the allowed share of stations was not forecast
     UNAVAILABLE = 6  # a shared resource is busy or unreachable (store locked, scheduler down): retry later
+    NO_SPACE = 7  # the disk or quota is full, or a file reached the size limit: nothing written, free space and retry
     INTERNAL = 70  # an unexpected error, with its traceback (sysexits' EX_SOFTWARE)
     INTERRUPTED = 130  # SIGINT (Ctrl-C): 128 + 2, as a shell reports it
     OUTPUT_CLOSED = 141  # the reader of stdout went away (``| head``): 128 + SIGPIPE, as a shell reports it
@@ -92,9 +94,50 @@ class OutputPathError(HydroseqError):
         super().__init__(f"{self.path}: {problem}")
 
 
+class NoSpaceError(HydroseqError):
+    """An output could not be written for want of space: the disk or the quota is full (``ENOSPC``,
+    ``EDQUOT``) or a file reached the process's size limit (``EFBIG``, ``ulimit -f``). What was being
+    written is removed; earlier outputs stay as they were. :attr:`ExitCode.NO_SPACE`.
+
+    Parameters
+    ----------
+    path
+        The output that could not be written.
+    problem
+        What ran out, in words (``no space left on device``, ``file too large: ...``).
+    free
+        Bytes still free for this user in the output's folder, if known.
+    written
+        Bytes of the output written before the write failed (the output needs more), if known.
+    """
+
+    exit_code = ExitCode.NO_SPACE
+
+    def __init__(self, path: object, problem: str, free: int | None = None, written: int | None = None) -> None:
+        self.path = str(path)
+        self.problem = problem
+        self.free = free
+        self.written = written
+        folder = os.path.dirname(self.path) or "."
+        details = [f"more than {_size(written)} needed" if written else "",
+                   f"{_size(free)} free in {folder} when the write failed" if free is not None else ""]
+        extra = "; ".join(detail for detail in details if detail)
+        super().__init__(f"{self.path}: cannot be written: {problem}" + (f" ({extra})" if extra else ""))
+
+
+def _size(n_bytes: int) -> str:
+    """``n_bytes`` for a reader: ``512 B``, ``3.4 MiB``."""
+    value, unit = float(n_bytes), "B"
+    for bigger in ("KiB", "MiB", "GiB", "TiB"):
+        if value < 1024:
+            break
+        value, unit = value / 1024, bigger
+    return f"{n_bytes} B" if unit == "B" else f"{value:.1f} {unit}"
+
+
 class ProcessFailedError(HydroseqError):
     """A child process (a DDP training rank) failed; the CLI exits with the child's status when it
-    is that of an error the child reported (configuration, input data, unavailable), else with
+    is that of an error the child reported (configuration, input data, unavailable, no space), else with
     :attr:`ExitCode.INTERNAL` (the parent wrote the child's command line; a crash is a bug).
 
     Parameters
@@ -107,5 +150,5 @@ class ProcessFailedError(HydroseqError):
 
     def __init__(self, message: str, child_status: int) -> None:
         super().__init__(message)
-        reported = {ExitCode.CONFIG, ExitCode.INPUT_DATA, ExitCode.UNAVAILABLE}
+        reported = {ExitCode.CONFIG, ExitCode.INPUT_DATA, ExitCode.UNAVAILABLE, ExitCode.NO_SPACE}
         self.exit_code = ExitCode(child_status) if child_status in reported else ExitCode.INTERNAL

@@ -24,10 +24,11 @@
 #   0  published                        1  no station could be forecast (nothing published)
 #   2  bad issue date                   3  setup: config, dataset or model missing, publishing failed
 #   4  a data file cannot be used       5  published, but more than HYDROSEQ_MAX_SKIPPED_SHARE not forecast
-#   6  another run holds the lock       143 stopped by SIGTERM (passed on to the running step;
-#   a failing hydroseq step passes on its own status      what was published before stays as it was)
+#   6  another run holds the lock       7  no space left (a step's output or publishing): free space, retry
+#   143 stopped by SIGTERM (passed on to the running step; what was published before stays as it was)
+#   a failing hydroseq step passes on its own status
 set -uo pipefail
-EXIT_NOTHING_PRODUCED=1 EXIT_USAGE=2 EXIT_CONFIG=3 EXIT_PARTIAL=5 EXIT_UNAVAILABLE=6 EXIT_TERMINATED=143
+EXIT_NOTHING_PRODUCED=1 EXIT_USAGE=2 EXIT_CONFIG=3 EXIT_PARTIAL=5 EXIT_UNAVAILABLE=6 EXIT_NO_SPACE=7 EXIT_TERMINATED=143
 
 ISSUE_DATE=${1:-$(date -u -d yesterday +%F)}
 INGEST_CONFIG=${HYDROSEQ_INGEST_CONFIG:-configs/ingest_caravan_daily.yaml}
@@ -106,9 +107,11 @@ forecast() {  # a partial forecast is published, and the job exits with its stat
 }
 
 publish() {  # the .nc, .csv and manifest as one set, then the latest.* links, the manifest's last
-    local name suffix
+    local name suffix status=0
     step "$PYTHON" "$HERE/publish_set.py" "$WORK_DIR/forecast_$ISSUE_DATE.manifest.json" "$PUBLISH_DIR" >/dev/null \
-        || fail $EXIT_CONFIG "cannot publish forecast_$ISSUE_DATE to $PUBLISH_DIR"
+        || status=$?
+    ((status == EXIT_NO_SPACE)) && fail $EXIT_NO_SPACE "no space to publish forecast_$ISSUE_DATE in $PUBLISH_DIR"
+    ((status == 0)) || fail $EXIT_CONFIG "cannot publish forecast_$ISSUE_DATE to $PUBLISH_DIR"
     for suffix in nc csv manifest.json; do
         name="forecast_$ISSUE_DATE.$suffix"
         ln -sfn "$name" "$PUBLISH_DIR/.latest.$suffix.$$" \

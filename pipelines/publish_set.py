@@ -4,8 +4,9 @@
 
 The files listed in the manifest are checked against it, copied beside their targets in
 ``DEST_DIR`` and renamed into place together, the manifest last (``hydroseq.fileio.copy_set``).
-Exit status 2 with a message if the source set is incomplete or the folder cannot be written; 143
-on SIGTERM (nothing published, the previous set left as it was).
+Exit status 2 with a message if the source set is incomplete or the folder cannot be written; 7 if
+there is no space left for it (``hydroseq.errors.ExitCode.NO_SPACE``); 143 on SIGTERM (nothing
+published, the previous set left as it was).
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from __future__ import annotations
 import signal
 import sys
 
-from hydroseq.fileio import copy_set
+from hydroseq.errors import ExitCode, HydroseqError, NoSpaceError
+from hydroseq.fileio import copy_set, space_errno
 
 
 def _interrupt(signum: int, frame: object) -> None:
@@ -27,9 +29,10 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGTERM, _interrupt)  # like hydroseq: temporaries removed, the old set kept
     try:
         print(copy_set(argv[0], argv[1]))
-    except (OSError, ValueError) as error:
+    except (HydroseqError, OSError, ValueError) as error:
         print(f"publish_set: error: {error}", file=sys.stderr)
-        return 2
+        no_space = isinstance(error, NoSpaceError) or space_errno(error) is not None
+        return ExitCode.NO_SPACE if no_space else 2
     except KeyboardInterrupt:
         print("publish_set: interrupted", file=sys.stderr)
         return 128 + signal.SIGTERM

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import signal
@@ -11,6 +12,7 @@ import sys
 
 import pytest
 
+from hydroseq.errors import ExitCode, NoSpaceError
 from hydroseq.fileio import (
     FAULT_ENV,
     atomic_folder,
@@ -166,16 +168,20 @@ def test_parent_that_is_a_file_is_named(tmp_path):
 
 
 def test_refused_rename_names_the_target(tmp_path, monkeypatch):
-    """An OSError about the temporary file or the target (here a full disk at the rename) is an OutputPathError."""
-    import errno
-
+    """An OSError about the temporary file or the target (here a read-only file system at the rename) is an
+    OutputPathError; a full disk there is a NoSpaceError."""
     from hydroseq.errors import OutputPathError
 
-    def full_disk(source, target):
-        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(source), None, str(target))
+    def refused(number):
+        def replace(source, target):
+            raise OSError(number, os.strerror(number), str(source), None, str(target))
+        return replace
 
-    monkeypatch.setattr(os, "replace", full_disk)
-    with pytest.raises(OutputPathError, match="out.txt: cannot be written \\(No space left on device\\)"):
+    monkeypatch.setattr(os, "replace", refused(errno.EROFS))
+    with pytest.raises(OutputPathError, match="out.txt: cannot be written \\(Read-only file system\\)"):
+        write_text_atomic(tmp_path / "out.txt", "x")
+    monkeypatch.setattr(os, "replace", refused(errno.ENOSPC))
+    with pytest.raises(NoSpaceError, match="out.txt: cannot be written: no space left on device"):
         write_text_atomic(tmp_path / "out.txt", "x")
     assert list(tmp_path.iterdir()) == []
 
@@ -208,3 +214,51 @@ def test_a_set_with_a_folder_is_published_verified_and_copied(tmp_path):
     assert verify_set(copied) == hashes
     (tmp_path / "data.zarr" / "sub" / "0.0").write_bytes(b"other")
     assert verify_set(tmp_path / "data.manifest.json") is None
+
+
+def _no_space(path) -> OSError:
+    return OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+
+
+def test_no_space_however_wrapped_names_the_output_and_leaves_nothing(tmp_path):
+    target = tmp_path / "out.nc"
+    with pytest.raises(NoSpaceError) as caught:
+        with atomic_path(target) as tmp:
+            tmp.write_bytes(b"x" * 3000)
+            try:
+                raise _no_space(tmp)
+            except OSError as error:
+                raise RuntimeError("a library's own error") from error
+    assert caught.value.exit_code == ExitCode.NO_SPACE and caught.value.written == 3000
+    assert str(caught.value).startswith(f"{target}: cannot be written: no space left on device (more than 2.9 KiB "
+                                        f"needed; ")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_write_that_fails_without_an_errno_in_a_full_folder_is_no_space(tmp_path, monkeypatch):
+    """netCDF4 says only "NetCDF: HDF error": a folder (nearly) full at that moment tells why. The set names
+    the file being written, not its temporary."""
+    real_statvfs = os.statvfs
+
+    def nearly_full(path):
+        stats = real_statvfs(path)
+        return os.statvfs_result((stats.f_bsize, 4096, stats.f_blocks, 1, 1, *tuple(stats)[5:]))
+    (tmp_path / "f.csv").write_text("earlier")
+    with pytest.raises(NoSpaceError, match=r"f\.nc: cannot be written: no space left on device \(more than 100 B "
+                                           r"needed; 4\.0 KiB free in .* when the write failed\)"):
+        with publish_set(tmp_path / "f.manifest.json") as staged:
+            staged.path(tmp_path / "f.csv").write_text("new")
+            with atomic_path(staged.path(tmp_path / "f.nc")) as tmp:
+                tmp.write_bytes(b"x" * 100)
+                monkeypatch.setattr(os, "statvfs", nearly_full)
+                raise RuntimeError("NetCDF: HDF error")
+    monkeypatch.undo()
+    assert [path.name for path in tmp_path.iterdir()] == ["f.csv"] and (tmp_path / "f.csv").read_text() == "earlier"
+
+
+def test_a_failed_write_with_space_left_stays_what_it_was(tmp_path):
+    with pytest.raises(RuntimeError, match="NetCDF: HDF error"):
+        with publish_set(tmp_path / "f.manifest.json") as staged:
+            staged.path(tmp_path / "f.nc").write_bytes(b"x" * 100)
+            raise RuntimeError("NetCDF: HDF error")
+    assert list(tmp_path.iterdir()) == []

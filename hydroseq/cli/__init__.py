@@ -24,12 +24,13 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 from hydroseq import __version__
 from hydroseq.cli import parser
 from hydroseq.cli.output import LOGGER, CommandLogging
 from hydroseq.cli.parser import Handler
-from hydroseq.errors import ExitCode, HydroseqError
+from hydroseq.errors import ExitCode, HydroseqError, NoSpaceError
 
 # The machines this runs on often have no internet; MLflow's telemetry would try to reach it.
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
@@ -74,8 +75,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     :class:`~hydroseq.errors.HydroseqError` is logged as one line and gives its ``exit_code``.
     SIGINT (Ctrl-C) and SIGTERM take the same path: the exception unwinds the command, which
     removes its temporaries and leaves the earlier outputs as they were; the status is 128 + the
-    signal number (130, 143), as a shell reports a process killed by that signal. Any other
-    exception is a bug: its traceback is logged and the status is 70 (``ExitCode.INTERNAL``).
+    signal number (130, 143), as a shell reports a process killed by that signal. A write that failed
+    for want of space (its ``OSError``, however wrapped, says ``ENOSPC``, ``EDQUOT`` or ``EFBIG``) is
+    one line and 7 (``ExitCode.NO_SPACE``), like the :class:`~hydroseq.errors.NoSpaceError` of the
+    file helpers. Any other exception is a bug: its traceback is logged and the status is 70
+    (``ExitCode.INTERNAL``).
     With ``--json`` a command that fails prints ``{"command", "exit_code", "status", "error"}``.
     """
     command_line = build_parser()
@@ -109,12 +113,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         if _is_store_lock(error):
             return _failed(args, ExitCode.UNAVAILABLE, "error: the MLflow store is locked by another process "
                                                        f"({str(error).splitlines()[0]})")
+        full = _no_space(error)
+        if full is not None:
+            return _failed(args, full.exit_code, f"error: {full}")
         return _failed(args, ExitCode.INTERNAL, f"unexpected error {type(error).__name__}: {error} (a bug: please "
                                                 "report it with this traceback)", bug=error)
     finally:
         logs.stop()
         if in_main_thread:
             signal.signal(signal.SIGTERM, previous)
+
+
+def _no_space(error: Exception) -> NoSpaceError | None:
+    """A write outside :mod:`hydroseq.fileio`'s helpers (which raise :class:`~hydroseq.errors.NoSpaceError`
+    themselves) that failed for want of space, told by its errno (:func:`hydroseq.fileio.space.space_errno`)."""
+    from hydroseq.fileio.atomic import public_path
+    from hydroseq.fileio.space import describe, space_errno
+
+    reason = space_errno(error)
+    if reason is None:
+        return None
+    path = public_path(Path(os.fsdecode(reason.filename))) if reason.filename else "an output"
+    return NoSpaceError(path, describe(reason))
 
 
 def _failed(args: argparse.Namespace, status: ExitCode, what: str, bug: Exception | None = None) -> int:

@@ -51,6 +51,9 @@ def train_command(args: argparse.Namespace) -> int:
     print_train_result(result, patience, out)
     if result.validation is None:  # a DDP rank other than 0: rank 0 reports
         return ExitCode.OK
+    if args.resume and result.resumed_from_epoch is None and not result.members:
+        out.print(f"--resume: no checkpoint in {result.output_dir} yet (no epoch had been committed): this run "
+                  "started fresh", markup=False, highlight=False, soft_wrap=True)
     return finish(args, train_summary(result), ExitCode.OK)
 
 
@@ -74,11 +77,13 @@ def global_options(args: argparse.Namespace) -> tuple[str, ...]:
 
 def train_summary(result: TrainResult) -> dict[str, Any]:
     """The ``--json`` summary: the run, its best epoch and validation median NSE (the ensemble's members),
-    the validation summary metrics of the best checkpoint, and where it all is."""
+    the epochs a resumed run continued from (None: trained from the start), the validation summary
+    metrics of the best checkpoint, and where it all is."""
     return {"run_id": result.run_id, "tracking_uri": result.tracking_uri, "output_dir": result.output_dir,
             "best_epoch": result.best_epoch, "best_val_median_nse": result.best_val_median_nse,
             "epochs_completed": result.epochs_completed, "stopped_early_after": result.stopped_early_after,
-            "members": result.members, "validation": result.validation.summary if result.validation else {}}
+            "resumed_from_epoch": result.resumed_from_epoch, "members": result.members,
+            "validation": result.validation.summary if result.validation else {}}
 
 
 def evaluate_summary(run_id: str, evaluation: Evaluation) -> dict[str, Any]:

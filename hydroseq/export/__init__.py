@@ -26,7 +26,9 @@ def export_model(run_or_checkpoint: str | Path, seq_len: int, out_dir: str | Pat
     seq_len
         The fixed input length N of the exported network.
     out_dir
-        The model directory to write (created if needed; existing files are replaced).
+        The model directory to write. It appears whole at the end or not at all (an interrupted export
+        leaves nothing there); an earlier model directory there is replaced, a folder holding other
+        files is refused.
     tracking_uri
         MLflow tracking URI used to find a run (default: ``MLFLOW_TRACKING_URI`` or the run
         config's).

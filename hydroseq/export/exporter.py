@@ -11,17 +11,18 @@ import onnxruntime as ort
 import torch
 
 from hydroseq import __version__
-from hydroseq.errors import HydroseqError
+from hydroseq.errors import HydroseqError, OutputPathError
 from hydroseq.export.metadata import METADATA_FILE, ONNX_FILE, PT2_FILE, ExportMetadata
 from hydroseq.export.network import LastStepNetwork, reference_prediction
 from hydroseq.export.onnx_export import as_numpy_inputs, save_onnx, save_pt2, trace_network
-from hydroseq.fileio import make_output_dir, sha256_file, write_text_atomic
+from hydroseq.fileio import atomic_folder, clean_stale_temporaries, make_output_dir, sha256_file
 from hydroseq.grid import GridSpec
 from hydroseq.model import TrainedModel
 from hydroseq.training.checkpoint import WEIGHTS_FILE, Checkpoint
 
 PARITY_TOLERANCE = 1e-5
 PARITY_ROWS = 64
+MODEL_DIR_FILES = frozenset({METADATA_FILE, ONNX_FILE, PT2_FILE, WEIGHTS_FILE})  # what a model directory holds
 
 
 @dataclass(frozen=True)
@@ -39,13 +40,17 @@ def export_trained_model(checkpoint: Checkpoint, seq_len: int, out_dir: str | Pa
 
     Writes ``model.onnx`` (and ``model.pt2`` if ``pt2``) and the weights ``checkpoint.pt`` (the start of
     a fine-tuning run), checks onnxruntime against the packed
-    torch model on random inputs of every length ``1..seq_len``, then writes ``metadata.json``
-    last, so a directory with metadata is always complete.
+    torch model on random inputs of every length ``1..seq_len``, then writes ``metadata.json``.
+    All of it goes to a temporary folder beside ``out_dir`` that is renamed onto it at the end
+    (:func:`hydroseq.fileio.atomic_folder`; an earlier model directory there is replaced whole): an
+    export that fails or is interrupted leaves ``out_dir`` as it was (absent, or the earlier model),
+    one killed (SIGKILL) a hidden temporary that the next export in that folder removes.
 
     Raises
     ------
     HydroseqError
-        If ``seq_len`` is below 1, or ``out_dir`` cannot be written (:class:`OutputPathError`).
+        If ``seq_len`` is below 1, or ``out_dir`` cannot be written (:class:`OutputPathError`,
+        :func:`check_model_dir`; :class:`~hydroseq.errors.NoSpaceError` when out of space).
     ValueError
         If onnxruntime and torch differ by more than 1e-5.
     """
@@ -55,25 +60,50 @@ def export_trained_model(checkpoint: Checkpoint, seq_len: int, out_dir: str | Pa
     if seq_len != config.data.max_len:
         warnings.warn(f"seq_len {seq_len} differs from the training max_len {config.data.max_len}: forecasts "
                       f"will see histories of a length the model was not trained on", stacklevel=2)
-    out_dir = make_output_dir(out_dir)
-    for stale in (METADATA_FILE, PT2_FILE):  # until the new metadata is written the directory is incomplete
-        (out_dir / stale).unlink(missing_ok=True)
+    out_dir = check_model_dir(out_dir)
+    clean_stale_temporaries(out_dir.parent)  # what an export killed earlier left beside it
     model = checkpoint.build_model()
     network = LastStepNetwork(model).eval()
     x, lengths = _parity_batch(seq_len, checkpoint.n_features)
-    program = trace_network(network, x[:2], lengths[:2])
-    opset = save_onnx(program, out_dir / ONNX_FILE, network.output_names)
-    files = [ONNX_FILE]
-    if pt2:
-        save_pt2(program, out_dir / PT2_FILE)
-        files.append(PT2_FILE)
-    checkpoint.weights_only().save(out_dir / WEIGHTS_FILE)  # what `hydroseq train --init-from DIR` starts from
-    files.append(WEIGHTS_FILE)
-    max_diff = _onnx_parity(out_dir / ONNX_FILE, model, x, lengths)
-    metadata = _metadata(checkpoint, seq_len, provenance, opset, max_diff,
-                         {name: sha256_file(out_dir / name) for name in files})
-    write_text_atomic(out_dir / METADATA_FILE, metadata.to_json())
+    with atomic_folder(out_dir) as staging:  # out_dir appears (or is replaced) whole at the end, or not at all
+        program = trace_network(network, x[:2], lengths[:2])
+        opset = save_onnx(program, staging / ONNX_FILE, network.output_names)
+        files = [ONNX_FILE]
+        if pt2:
+            save_pt2(program, staging / PT2_FILE)
+            files.append(PT2_FILE)
+        checkpoint.weights_only().save(staging / WEIGHTS_FILE)  # what `hydroseq train --init-from DIR` starts from
+        files.append(WEIGHTS_FILE)
+        max_diff = _onnx_parity(staging / ONNX_FILE, model, x, lengths)
+        metadata = _metadata(checkpoint, seq_len, provenance, opset, max_diff,
+                             {name: sha256_file(staging / name) for name in files})
+        (staging / METADATA_FILE).write_text(metadata.to_json())
     return metadata
+
+
+def check_model_dir(out_dir: str | Path) -> Path:
+    """``out_dir`` if a model directory may be written there: absent, empty, or an exported model directory
+    (replaced whole); its parent folder is created.
+
+    Raises
+    ------
+    OutputPathError
+        If ``out_dir`` is a file, lies under one, or is a folder holding other files than a model
+        directory's (which replacing it would delete).
+    """
+    out_dir = Path(out_dir)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise OutputPathError(out_dir, "exists and is not a folder")
+    blocking = next((folder for folder in out_dir.parents if folder.exists() and not folder.is_dir()), None)
+    if blocking is not None:
+        raise OutputPathError(out_dir, f"cannot create the folder: {blocking} is a file")
+    if out_dir.is_dir():
+        others = sorted(item.name for item in out_dir.iterdir() if item.name not in MODEL_DIR_FILES)
+        if others:
+            raise OutputPathError(out_dir, f"holds other files than an exported model's ({', '.join(others[:3])}"
+                                           f"{', ...' if len(others) > 3 else ''}): refusing to replace it")
+    make_output_dir(out_dir.parent)
+    return out_dir
 
 
 def _parity_batch(seq_len: int, n_features: int) -> tuple[torch.Tensor, torch.Tensor]:

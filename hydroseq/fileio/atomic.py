@@ -5,8 +5,10 @@ with the creating process id) so that a later run can tell a stale one (its proc
 one still being written (see :func:`hydroseq.fileio.output_set.clean_stale_temporaries`).
 
 A write that the system refuses (a read-only folder, a parent that is a file, a target that is a
-folder, a full disk) raises :class:`~hydroseq.errors.OutputPathError` naming the output, never a
-bare ``OSError``: the CLI prints it on one line and exits 3 (``ExitCode.CONFIG``).
+folder) raises :class:`~hydroseq.errors.OutputPathError` naming the output, never a bare ``OSError``:
+the CLI prints it on one line and exits 3 (``ExitCode.CONFIG``). A write that fails for want of space
+(a full disk or quota, a file at the size limit; :mod:`hydroseq.fileio.space`) raises
+:class:`~hydroseq.errors.NoSpaceError` naming the output: exit 7 (``ExitCode.NO_SPACE``).
 """
 
 from __future__ import annotations
@@ -14,17 +16,29 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
 import secrets
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
-from hydroseq.errors import OutputPathError
+from hydroseq.errors import HydroseqError, OutputPathError
+from hydroseq.fileio.space import out_of_space
+
+TEMP_NAME = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.(?P<token>[0-9a-f]{8})\.(?P<kind>tmp|journal)$")
+"""The name of a temporary of :func:`temp_path` and :func:`temp_folder` (or of a journal of an output set)."""
 
 
 def _problem(error: OSError) -> str:
     """The reason of a refused write in words (``strerror``, e.g. 'Read-only file system')."""
     return error.strerror or type(error).__name__
+
+
+def public_path(path: Path) -> Path:
+    """The output that a temporary (:data:`TEMP_NAME`, also one of a temporary) stands for; other paths as they are."""
+    while (match := TEMP_NAME.match(path.name)) is not None:
+        path = path.with_name(match["name"])
+    return path
 
 
 def _blocking_file(path: Path) -> Path | None:
@@ -92,18 +106,32 @@ def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
     OutputPathError
         If the folder cannot be made or written, ``target`` is a folder, or writing the temporary
         file fails (an ``OSError`` about that file inside the block).
+    NoSpaceError
+        If the block fails for want of space (:func:`hydroseq.fileio.space.out_of_space`).
     """
     target = Path(target)
     tmp = temp_path(target)
     try:
         yield tmp
         os.replace(tmp, target)
-    except OSError as error:
-        if {str(error.filename), str(error.filename2)} & {str(tmp), str(target)}:
-            raise OutputPathError(target, f"cannot be written ({_problem(error)})") from None
+    except HydroseqError:
+        raise
+    except Exception as error:
+        _raise_output_error(error, target, tmp)
         raise
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def _raise_output_error(error: Exception, target: Path, tmp: Path) -> None:
+    """Raise :class:`NoSpaceError` if ``error`` is a write that failed for want of space (looked at while
+    ``tmp`` is still there), else :class:`OutputPathError` if it is an ``OSError`` about ``tmp`` or ``target``;
+    return if neither."""
+    full = out_of_space(error, public_path(target), [tmp])
+    if full is not None:
+        raise full from error
+    if isinstance(error, OSError) and {str(error.filename), str(error.filename2)} & {str(tmp), str(target)}:
+        raise OutputPathError(target, f"cannot be written ({_problem(error)})") from None
 
 
 def temp_folder(target: str | os.PathLike[str]) -> Path:
@@ -134,7 +162,11 @@ def replace_path(source: Path, target: Path) -> None:
         os.replace(source, target)
         return
     aside = temp_folder(target)
-    os.replace(target, aside)
+    try:
+        os.replace(target, aside)
+    except OSError:
+        aside.rmdir()
+        raise
     os.replace(source, target)
     shutil.rmtree(aside, ignore_errors=True)
 
@@ -156,15 +188,18 @@ def atomic_folder(target: str | os.PathLike[str]) -> Iterator[Path]:
     ------
     OutputPathError
         If the folder cannot be made or written, or ``target`` is a file.
+    NoSpaceError
+        If the block fails for want of space (:func:`hydroseq.fileio.space.out_of_space`).
     """
     target = Path(target)
     tmp = temp_folder(target)
     try:
         yield tmp
         replace_path(tmp, target)
-    except OSError as error:
-        if {str(error.filename), str(error.filename2)} & {str(tmp), str(target)}:
-            raise OutputPathError(target, f"cannot be written ({_problem(error)})") from None
+    except HydroseqError:
+        raise
+    except Exception as error:
+        _raise_output_error(error, target, tmp)
         raise
     finally:
         remove_path(tmp)

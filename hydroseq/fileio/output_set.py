@@ -21,7 +21,9 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from hydroseq.errors import HydroseqError
 from hydroseq.fileio.atomic import (
+    TEMP_NAME,
     prepare_output_file,
     remove_path,
     replace_path,
@@ -31,12 +33,12 @@ from hydroseq.fileio.atomic import (
     temp_path,
     write_text_atomic,
 )
+from hydroseq.fileio.space import out_of_space
 
 MANIFEST_SUFFIX = ".manifest.json"
 MANIFEST_FORMAT = "hydroseq-output-set/1"
 STALE_AFTER_S = 3600.0  # a temporary untouched this long is stale even if its PID runs (PID reuse)
 FAULT_ENV = "HYDROSEQ_TEST_SIGNAL_AT"  # test hook: "<written|published|manifest>:<k>:<KILL|TERM>"
-_TEMP = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.(?P<token>[0-9a-f]{8})\.(?P<kind>tmp|journal)$")  # temp_path names
 _LEGACY_TEMP = re.compile(r"^\..+\.[A-Za-z0-9_]{8}\.tmp$")  # mkstemp names of earlier versions
 _DEFERRED = {signal.SIGINT, signal.SIGTERM}
 
@@ -84,7 +86,8 @@ def publish_set(manifest: str | os.PathLike[str]) -> Iterator[StagedSet]:
     interrupted), the temporaries are removed and the published set is left as it was. On
     success the set is committed by a journal (the temporaries' names and checksums, renamed into
     place in one step); then the old manifest is removed, every temporary renamed onto its target
-    and the new manifest (each file's name, size and SHA-256) written last. SIGINT and SIGTERM
+    and the new manifest (each file's name, size and SHA-256) written last. A block that fails for want
+    of space raises :class:`~hydroseq.errors.NoSpaceError` naming the file being written. SIGINT and SIGTERM
     are held back during that commit (a few renames) and act right after it. A run killed
     (SIGKILL) during the commit leaves the journal: the next :func:`publish_set` in the folder
     finishes it (see :func:`clean_stale_temporaries`). Readers trust a set only when its manifest
@@ -94,7 +97,16 @@ def publish_set(manifest: str | os.PathLike[str]) -> Iterator[StagedSet]:
     clean_stale_temporaries(manifest.parent)
     staged = StagedSet(manifest)
     try:
-        yield staged
+        try:
+            yield staged
+        except HydroseqError:
+            raise
+        except Exception as error:  # while the temporaries are there: a write that failed for want of space?
+            being_written = next(reversed(staged.staged), manifest)
+            full = out_of_space(error, being_written, staged.staged.values())
+            if full is not None:
+                raise full from error
+            raise
         _fault_point("written", len(staged.staged))
         entries = {target.name: {"staged": tmp.name, "bytes": size_of_path(tmp), "sha256": sha256_path(tmp)}
                    for target, tmp in staged.staged.items()}
@@ -182,7 +194,7 @@ def clean_stale_temporaries(folder: str | os.PathLike[str]) -> list[Path]:
     candidates = sorted(folder.iterdir(), key=lambda path: not path.name.endswith(".journal"))
     removed = []
     for path in candidates:
-        match = _TEMP.match(path.name)
+        match = TEMP_NAME.match(path.name)
         if match is None and not (_LEGACY_TEMP.match(path.name) and _older_than(path, STALE_AFTER_S)):
             continue
         if match is not None and not (_process_gone(int(match["pid"])) or _older_than(path, STALE_AFTER_S)):

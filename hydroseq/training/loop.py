@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import logging
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -42,6 +43,8 @@ from hydroseq.training.runtime import (
 )
 from hydroseq.training.scoring import scaled_mse, score_stations, summarise
 
+LOGGER = logging.getLogger(__name__)
+
 
 def train(config: TrainConfig, data_path: str | Path | None = None, resume: bool = False,
           tracking_uri: str | None = None, parent_run_id: str | None = None, *, show_progress: bool = True,
@@ -51,7 +54,9 @@ def train(config: TrainConfig, data_path: str | Path | None = None, resume: bool
 
     ``resume`` continues from ``<output_dir>/last.pt`` (same MLflow run, same scalers, generator
     states restored; ``best.pt`` and the MLflow metrics of the committed epochs completed first), so
-    a killed run ends with the same checkpoints and metric history as an uninterrupted one.
+    a killed run ends with the same checkpoints and metric history as an uninterrupted one; without
+    a ``last.pt`` yet (killed before its first epoch was committed) training starts fresh, and the
+    result's ``resumed_from_epoch`` is None.
     Under ``torchrun`` every process trains its share of each epoch with DDP and only rank 0 logs
     and writes checkpoints (see :mod:`hydroseq.training.distributed`).
     ``training.ensemble > 1`` trains the members one after the other as child runs of
@@ -71,8 +76,9 @@ def train(config: TrainConfig, data_path: str | Path | None = None, resume: bool
     ddp = distributed.setup(cfg)  # under torchrun: process group, this rank's device and share of the cores
     device = ddp.device
     check_bf16(cfg, device)
+    uri = tracking.resolve_tracking_uri(config.tracking, tracking_uri)  # a store MLflow refuses stops here
     out_dir = make_output_dir(cfg.output_dir)
-    last = ckpt.Checkpoint.load(out_dir / ckpt.LAST_CHECKPOINT) if resume else None
+    last = resume_from(out_dir) if resume else None
     base = load_base_model(cfg.init_from, tracking_uri) if cfg.init_from else None
     if base is not None:
         check_same_layout(config, base)
@@ -101,7 +107,6 @@ def train(config: TrainConfig, data_path: str | Path | None = None, resume: bool
         history = list(last.history)
         ckpt.restore_rng_states(ddp.own_rng_state(last))
     trained = ddp.wrap(model)  # DDP averages gradients over ranks; `model` stays the plain module
-    uri = tracking.resolve_tracking_uri(config.tracking, tracking_uri)
     run_id = ddp.from_main(lambda: start_run(config, data, uri, out_dir, run_id=last.run_id if last else None,
                                              parent_run_id=parent_run_id, extra_tags=base.tags if base else None))
     log_new_metrics = functools.partial(store.log_new_metrics, uri, run_id, config.tracking)
@@ -136,7 +141,18 @@ def train(config: TrainConfig, data_path: str | Path | None = None, resume: bool
         ddp.finish()  # the last collective; what follows is rank 0's alone
         validation = finish_run(config, data, out_dir, device, show_progress, log_model) if ddp.is_main else None
     return TrainResult(run_id, uri, out_dir, stopper.best_epoch, stopper.best_nse,
-                       int(history[-1]["epoch"]) + 1 if history else 0, history, stopped_early_after, validation)
+                       int(history[-1]["epoch"]) + 1 if history else 0, history, stopped_early_after, validation,
+                       resumed_from_epoch=last.epoch if last else None)
+
+
+def resume_from(out_dir: Path) -> ckpt.Checkpoint | None:
+    """The checkpoint ``--resume`` continues from, ``<out_dir>/last.pt``; None (a fresh start, logged) if
+    there is none yet: a run killed before its first epoch was committed left nothing to resume."""
+    path = out_dir / ckpt.LAST_CHECKPOINT
+    if not path.exists():
+        LOGGER.info("resume: no checkpoint %s yet (no epoch was committed): training starts fresh", path)
+        return None
+    return ckpt.Checkpoint.load(path)
 
 
 def train_one_epoch(model: torch.nn.Module, optimizer: torch.optim.Optimizer, loader: BatchLoader,

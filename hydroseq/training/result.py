@@ -29,6 +29,10 @@ class TrainResult:
     members
         An ensemble's members (``{member: {"run_id", "best_epoch", "best_val_median_nse"}}``, also
         those finished by an earlier call); empty for a single run.
+    resumed_from_epoch
+        How many epochs ``last.pt`` had committed when ``resume`` continued the run from it; None when
+        training started fresh (also under ``resume`` before any epoch was committed) and for an
+        ensemble's parent.
     """
 
     run_id: str
@@ -41,6 +45,7 @@ class TrainResult:
     stopped_early_after: int | None = None
     validation: SplitReport | None = None
     members: dict[str, dict[str, Any]] = field(default_factory=dict)
+    resumed_from_epoch: int | None = None
 
 
 EpochCallback = Callable[[dict[str, float]], None]

@@ -112,7 +112,8 @@ def test_export_seq_len_zero(made, tmp_path: Path) -> None:
 
 
 def test_export_out_that_is_read_only(made, tmp_path: Path) -> None:
-    """Root may write in any chmod-read-only folder, so the folder is made immutable (``chattr +i``)."""
+    """Root may write in any chmod-read-only folder, so the folder is made immutable (``chattr +i``). The model
+    is written beside it and cannot replace it: the folder stays as it was, and no temporary is left."""
     out = tmp_path / "read_only"
     out.mkdir()
     if shutil.which("chattr") is None or subprocess.run(["chattr", "+i", str(out)]).returncode != 0:
@@ -121,8 +122,8 @@ def test_export_out_that_is_read_only(made, tmp_path: Path) -> None:
         finished = _hydroseq("export", "--run", made["checkpoint"], "--seq-len", "30", "--out", out)
     finally:
         subprocess.run(["chattr", "-i", str(out)], check=True)
-    _assert_one_line_error(finished, out, "cannot write in")
-    assert list(out.iterdir()) == []
+    _assert_one_line_error(finished, out, "cannot be written (Operation not permitted)")
+    assert list(out.iterdir()) == [] and [path.name for path in tmp_path.iterdir()] == ["read_only"]
 
 
 def test_forecast_out_that_is_a_folder(made, tmp_path: Path) -> None:

@@ -3,11 +3,13 @@
 Usage runs ``hydroseq`` as a process (argparse exits by itself); the others call
 ``hydroseq.cli.main``. Partial result, success and nothing produced forecast with the shared tiny
 model (``exported``); interrupted and terminated send the process a real SIGINT / SIGTERM from
-inside a command; an unavailable store and an unexpected error are raised inside a patched command.
+inside a command; an unavailable store, no space and an unexpected error are raised inside a patched
+command.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import signal
@@ -108,6 +110,21 @@ def test_store_locked_is_unavailable(monkeypatch: pytest.MonkeyPatch, capsys: py
         raise sqlalchemy.exc.OperationalError("SELECT 1", {}, Exception("database is locked"))
     assert _evaluate_that(monkeypatch, locked) == ExitCode.UNAVAILABLE
     assert "the MLflow store is locked by another process" in capsys.readouterr().err
+
+
+def test_no_space_wrapped_by_a_library_is_no_space(monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture) -> None:
+    """A write outside hydroseq's file helpers (an MLflow artifact, say) that ran out of space, its ``OSError``
+    wrapped in another exception: one line naming the file, 7. ``tests/cli/test_no_space.py`` fills real disks."""
+    def full() -> None:
+        try:
+            raise OSError(errno.ENOSPC, "No space left on device", "/srv/mlartifacts/1/metrics.csv")
+        except OSError as error:
+            raise RuntimeError("could not log the artifact") from error
+    assert _evaluate_that(monkeypatch, full) == ExitCode.NO_SPACE == 7
+    error = capsys.readouterr().err
+    assert error.strip() == ("hydroseq evaluate: error: /srv/mlartifacts/1/metrics.csv: cannot be written: "
+                             "no space left on device")
 
 
 def test_unexpected_error_is_internal_with_its_traceback(monkeypatch: pytest.MonkeyPatch,

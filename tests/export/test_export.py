@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -164,3 +165,72 @@ def test_loading_and_forecasting_need_no_torch(exported: Path, ingested: Path, t
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
     assert (tmp_path / "f.csv").exists() and (tmp_path / "f_scores.csv").exists()  # a hindcast, baselines too
+
+
+def _stop_at_the_parity_check(monkeypatch: pytest.MonkeyPatch, stop: BaseException) -> None:
+    """Stop the export at its last step: the network, weights and ``model.pt2`` are written by then."""
+    import hydroseq.export.exporter
+
+    def parity(*args, **kwargs):
+        raise stop
+    monkeypatch.setattr(hydroseq.export.exporter, "_onnx_parity", parity)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupted_export_leaves_nothing_at_out(signum: int, trained, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from hydroseq.cli import Terminated
+    from hydroseq.errors import ExitCode
+
+    _stop_at_the_parity_check(monkeypatch, Terminated(signum) if signum == signal.SIGTERM else KeyboardInterrupt())
+    out = tmp_path / "models" / "model"
+    status = main(["export", "--run", str(trained.output_dir / "best.pt"), "--seq-len", str(SEQ_LEN),
+                   "--out", str(out)])
+    assert status == (ExitCode.TERMINATED if signum == signal.SIGTERM else ExitCode.INTERRUPTED)
+    assert not out.exists()
+    assert list(out.parent.iterdir()) == []  # no temporary left beside it either
+
+
+def test_an_interrupted_export_keeps_the_earlier_model(trained, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from hydroseq.errors import ExitCode
+
+    out = tmp_path / "model"
+    export = ["export", "--run", str(trained.output_dir / "best.pt"), "--out", str(out), "--seq-len"]
+    assert main([*export, str(SEQ_LEN)]) == ExitCode.OK
+    earlier = {path.name: path.read_bytes() for path in out.iterdir()}
+    _stop_at_the_parity_check(monkeypatch, KeyboardInterrupt())
+    assert main([*export, "12"]) == ExitCode.INTERRUPTED
+    assert {path.name: path.read_bytes() for path in out.iterdir()} == earlier
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["model"]
+
+
+def test_a_killed_export_leaves_nothing_at_out(trained, tmp_path: Path) -> None:
+    """SIGKILL cannot be handled: the model directory is written beside ``--out`` and renamed onto it at the end,
+    so a kill leaves no ``--out`` but a hidden temporary, which the next export in that folder removes."""
+    out = tmp_path / "model"
+    args = ["export", "--run", str(trained.output_dir / "best.pt"), "--seq-len", str(SEQ_LEN), "--out", str(out)]
+    killed_at_parity = ("import os, signal, sys\n"
+                        "import hydroseq.export.exporter as exporter\n"
+                        "exporter._onnx_parity = lambda *args: os.kill(os.getpid(), signal.SIGKILL)\n"
+                        "from hydroseq.cli import main\n"
+                        "sys.exit(main(sys.argv[1:]))\n")
+    finished = subprocess.run([sys.executable, "-c", killed_at_parity, *args], capture_output=True, text=True,
+                              timeout=600)
+    assert finished.returncode == -signal.SIGKILL, finished.stderr[-3000:]
+    assert not out.exists()
+    (left,) = tmp_path.iterdir()
+    assert left.name.startswith(".model.") and left.name.endswith(".tmp") and (left / ONNX_FILE).is_file()
+    assert main(args) == 0
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["model"]
+    assert ExportMetadata.read(out).seq_len == SEQ_LEN
+
+
+def test_an_export_does_not_replace_a_folder_of_other_files(trained, tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture) -> None:
+    (tmp_path / "notes.txt").write_text("mine")
+    status = main(["export", "--run", str(trained.output_dir / "best.pt"), "--seq-len", str(SEQ_LEN),
+                   "--out", str(tmp_path)])
+    assert status == 3
+    assert "holds other files than an exported model's (notes.txt): refusing to replace it" in capsys.readouterr().err
+    assert [path.name for path in tmp_path.iterdir()] == ["notes.txt"]

@@ -12,7 +12,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from hydroseq.config import dump_config
-from hydroseq.errors import ExitCode
+from hydroseq.errors import ConfigError, ExitCode
 
 pytestmark = pytest.mark.slow
 
@@ -60,3 +60,41 @@ def test_a_store_held_locked_is_one_line_and_exit_unavailable_after_bounded_retr
     assert len(lines) == 1, finished.stderr
     assert re.fullmatch(f"hydroseq train: error: MLflow store sqlite:///{re.escape(str(store))} is locked by "
                         r"another process: gave up after 2 tries in \d+ s", lines[0]), lines[0]
+
+
+@pytest.mark.parametrize("setting", ["--tracking-uri", "MLFLOW_TRACKING_URI", "tracking.tracking_uri"])
+def test_a_file_store_is_a_config_error_naming_the_setting(setting: str, tmp_path: Path, small_nc: Path, make_config,
+                                                           monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture) -> None:
+    """MLflow refuses a file store unless ``MLFLOW_ALLOW_FILE_STORE=true``: ``train`` says so before it starts,
+    naming where the store came from and the two ways on, instead of MLflow's traceback (exit 70)."""
+    from hydroseq.cli import main
+
+    monkeypatch.delenv("MLFLOW_ALLOW_FILE_STORE", raising=False)
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    file_store = f"file://{tmp_path / 'mlruns'}"
+    config = _config_file(tmp_path, small_nc, make_config, tmp_path / "unused.db")
+    args = ["train", "--config", str(config)]
+    if setting == "--tracking-uri":
+        args += ["--tracking-uri", file_store]
+    elif setting == "MLFLOW_TRACKING_URI":
+        monkeypatch.setenv("MLFLOW_TRACKING_URI", file_store)
+    else:
+        config.write_text(config.read_text().replace(f"sqlite:///{tmp_path / 'unused.db'}", file_store))
+    assert main(args) == ExitCode.CONFIG
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(f"hydroseq train: error: {setting} {file_store} is an MLflow file store"), line
+    assert "sqlite:///mlruns.db" in line and "set MLFLOW_ALLOW_FILE_STORE=true to keep the file store" in line
+    assert not (tmp_path / "out").exists() and not (tmp_path / "mlruns").exists()  # nothing trained, no store made
+
+
+def test_a_file_store_mlflow_is_told_to_allow_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    from hydroseq.config import TrackingConfig
+    from hydroseq.training.tracking import resolve_tracking_uri
+
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+    assert resolve_tracking_uri(TrackingConfig(), "file:///srv/mlruns") == "file:///srv/mlruns"
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "false")
+    with pytest.raises(ConfigError, match="MLFLOW_ALLOW_FILE_STORE=true"):
+        resolve_tracking_uri(TrackingConfig(), "mlruns")  # a plain path is a file store too

@@ -189,3 +189,34 @@ def test_missing_dataset_is_a_clear_error(tmp_path: Path, make_config) -> None:
 
     with pytest.raises(InputDataError, match="missing.nc: ingested dataset not found"):
         train(make_config(tmp_path, tmp_path / "missing.nc"))
+
+
+def test_resume_before_the_first_checkpoint_starts_fresh(tmp_path: Path, small_nc: Path, make_config,
+                                                         monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture) -> None:
+    """A scheduler that always passes ``--resume``: a run stopped before its first epoch was committed left
+    no ``last.pt``; ``train --resume`` then trains from the start and says so, instead of failing (exit 4)."""
+    import json
+
+    import hydroseq.training.loop
+    from hydroseq.cli import main
+    from hydroseq.config import dump_config
+    from hydroseq.errors import ExitCode
+
+    config = tmp_path / "train.yaml"
+    config.write_text(dump_config(make_config(tmp_path, small_nc, epochs=1, max_batches_per_epoch=2)))
+
+    def stopped(*args, **kwargs):
+        raise KeyboardInterrupt  # Ctrl-C in the first epoch
+    with monkeypatch.context() as patch:
+        patch.setattr(hydroseq.training.loop, "train_one_epoch", stopped)
+        assert main(["train", "--config", str(config)]) == ExitCode.INTERRUPTED
+    out = tmp_path / "out"
+    assert out.is_dir() and not (out / "last.pt").exists()
+    capsys.readouterr()
+    assert main(["--json", "train", "--config", str(config), "--resume"]) == ExitCode.OK
+    captured = capsys.readouterr()
+    summary = json.loads(captured.out)
+    assert summary["resumed_from_epoch"] is None and summary["epochs_completed"] == 1
+    assert f"--resume: no checkpoint in {out} yet" in captured.err and "started fresh" in captured.err
+    assert Checkpoint.load(out / "last.pt").epoch == 1
