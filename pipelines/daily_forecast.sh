@@ -15,15 +15,20 @@
 #                           at the issue time: fallback (forecast without it) or fail  [fallback]
 #   HYDROSEQ_MAX_SKIPPED_SHARE  exit 5 (partial) when more than this share of the stations was not
 #                           forecast; the forecast of the others is published all the same  [1: never]
+#   HYDROSEQ_MAX_OBSERVATION_AGE  hours: a station forecast from a gauge whose newest observation is older
+#                           counts toward that share (hydroseq forecast --max-observation-age) [none: not checked]
 #   (an ingest config with forecast_sources ingests the newest weather-forecast product in the same step)
 #   HYDROSEQ_FORCING_FORECAST  a weather-forecast product file read by the forecast itself (hydroseq forecast
 #                           --forcing-forecast), instead of or besides ingesting it                [none]
 #   HYDROSEQ / PYTHON       the hydroseq command and its Python                    [hydroseq / python3]
 #
+# Log (stderr): the job's own lines and, per hydroseq step, its JSON summary as one line ("ingest: {...}");
+# the steps' own log lines go to HYDROSEQ_WORK_DIR/logs/ISSUE_DATE.log.
 # Exit status: hydroseq's own table (README "Exit status", hydroseq.errors.ExitCode); the log names the step.
 #   0  published                        1  no station could be forecast (nothing published)
 #   2  bad issue date                   3  setup: config, dataset or model missing, publishing failed
 #   4  a data file cannot be used       5  published, but more than HYDROSEQ_MAX_SKIPPED_SHARE not forecast
+#                                          (or forecast from a gauge older than HYDROSEQ_MAX_OBSERVATION_AGE)
 #   6  another run holds the lock       7  no space left (a step's output or publishing): free space, retry
 #   143 stopped by SIGTERM (passed on to the running step; what was published before stays as it was)
 #   a failing hydroseq step passes on its own status
@@ -39,10 +44,12 @@ WORK_DIR=${HYDROSEQ_WORK_DIR:-runs/daily}
 OVERLAP_DAYS=${HYDROSEQ_OVERLAP_DAYS:-3}
 MISSING_FORECAST_INPUT=${HYDROSEQ_MISSING_FORECAST_INPUT:-fallback}
 MAX_SKIPPED_SHARE=${HYDROSEQ_MAX_SKIPPED_SHARE:-1}
+MAX_OBSERVATION_AGE=${HYDROSEQ_MAX_OBSERVATION_AGE:-}
 FORCING_FORECAST=${HYDROSEQ_FORCING_FORECAST:-}
 HYDROSEQ=${HYDROSEQ:-hydroseq}
 PYTHON=${PYTHON:-python3}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+STEP_LOG="$WORK_DIR/logs/$ISSUE_DATE.log"
 
 log() { printf '%s daily_forecast %s: %s\n' "$(date -u +%FT%TZ)" "$ISSUE_DATE" "$*" >&2; }
 fail() { log "FAILED ($1): $2"; exit "$1"; }
@@ -74,7 +81,7 @@ check_setup() {
     [[ -f $INGEST_CONFIG ]] || fail $EXIT_CONFIG "ingest config $INGEST_CONFIG not found"
     [[ -f $DATA ]] || fail $EXIT_CONFIG "dataset $DATA not found: run the first full ingest (hydroseq ingest) once"
     [[ -f $MODEL/metadata.json ]] || fail $EXIT_CONFIG "no exported model in $MODEL (hydroseq export)"
-    mkdir -p "$WORK_DIR" "$PUBLISH_DIR" || fail $EXIT_CONFIG "cannot create $WORK_DIR or $PUBLISH_DIR"
+    mkdir -p "$WORK_DIR/logs" "$PUBLISH_DIR" || fail $EXIT_CONFIG "cannot create $WORK_DIR or $PUBLISH_DIR"
 }
 
 take_lock() {
@@ -84,24 +91,39 @@ take_lock() {
     fi
 }
 
+summary=""
+hydroseq_step() {  # hydroseq_step COMMAND ARGS...: quiet, its JSON summary logged as one line (and kept in $summary)
+    local command=$1 status=0
+    shift
+    step "$HYDROSEQ" "$command" -q --json --log-file "$STEP_LOG" "$@" >"$WORK_DIR/$command.json" || status=$?
+    summary=$(<"$WORK_DIR/$command.json")
+    [[ -z $summary ]] || log "$command: $summary"
+    return "$status"
+}
+
 incremental_ingest() {
     local window_yaml="$WORK_DIR/ingest_window.yaml" window status=0
     window=$("$PYTHON" "$HERE/window_config.py" "$INGEST_CONFIG" "$DATA" "$ISSUE_DATE" "$OVERLAP_DAYS" \
         "$window_yaml") || { status=$?; fail $status "cannot derive the ingest window"; }
     log "ingesting local days ${window/ / .. } into $DATA"
-    step "$HYDROSEQ" ingest --config "$window_yaml" --out "$DATA" --append >&2 || status=$?
+    hydroseq_step ingest --config "$window_yaml" --out "$DATA" --append || status=$?
     ((status == 0)) || fail $status "hydroseq ingest --append exited with $status"
+    if [[ $summary == *'"no_new_data": true'* ]]; then
+        log "no new raw data: nothing appended to $DATA (the raw files have not arrived?); the next run ingests" \
+            "from the day after its end"
+    fi
 }
 
 forecast_status=0
 forecast() {  # a partial forecast is published, and the job exits with its status after publishing
-    step "$HYDROSEQ" forecast --model "$MODEL" --data "$DATA" --issue-time "$ISSUE_DATE" \
+    hydroseq_step forecast --model "$MODEL" --data "$DATA" --issue-time "$ISSUE_DATE" \
         --out "$WORK_DIR/forecast_$ISSUE_DATE.nc" --missing-forecast-input "$MISSING_FORECAST_INPUT" \
-        --max-skipped-share "$MAX_SKIPPED_SHARE" ${FORCING_FORECAST:+--forcing-forecast "$FORCING_FORECAST"} >&2 \
-        || forecast_status=$?
+        --max-skipped-share "$MAX_SKIPPED_SHARE" ${MAX_OBSERVATION_AGE:+--max-observation-age "$MAX_OBSERVATION_AGE"} \
+        ${FORCING_FORECAST:+--forcing-forecast "$FORCING_FORECAST"} || forecast_status=$?
     case $forecast_status in
         0 | "$EXIT_PARTIAL") ;;
-        "$EXIT_NOTHING_PRODUCED") fail $EXIT_NOTHING_PRODUCED "no station could be forecast (reasons above)" ;;
+        "$EXIT_NOTHING_PRODUCED")
+            fail $EXIT_NOTHING_PRODUCED "no station could be forecast (reasons in the forecast line above)" ;;
         *) fail $forecast_status "hydroseq forecast exited with $forecast_status" ;;
     esac
 }
@@ -127,6 +149,8 @@ incremental_ingest
 forecast
 publish
 if ((forecast_status == EXIT_PARTIAL)); then
-    log "PARTIAL ($EXIT_PARTIAL): more than $MAX_SKIPPED_SHARE of the stations not forecast (listed above)"
+    log "PARTIAL ($EXIT_PARTIAL): more than $MAX_SKIPPED_SHARE of the stations not forecast" \
+        "${MAX_OBSERVATION_AGE:+or forecast from a gauge silent for more than $MAX_OBSERVATION_AGE h }(listed in the" \
+        "forecast line above)"
 fi
 exit "$forecast_status"

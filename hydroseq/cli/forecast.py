@@ -27,13 +27,14 @@ def forecast_command(args: argparse.Namespace) -> int:
     """Forecast (or hindcast) every station; the exit status says how much was produced.
 
     ``ExitCode.OK`` when something was written and at most ``--max-skipped-share`` of the stations
-    were not forecast, ``PARTIAL`` when more were (the files are written all the same), and
-    ``NOTHING_PRODUCED`` when no station could be forecast (nothing written).
+    were not forecast (or, with ``--max-observation-age``, were forecast from a stale gauge), ``PARTIAL``
+    when more were (the files are written all the same), and ``NOTHING_PRODUCED`` when no station
+    could be forecast (nothing written; also when the data end before the issue time).
     """
     run = run_forecast(args.model, data_path=args.data, issue_time=args.issue_time, out=args.out,
                        missing_forecast_input=args.missing_forecast_input, thresholds=args.thresholds,
                        show_progress=not args.quiet, forcing_forecast=args.forcing_forecast,
-                       forecast_source=args.forecast_source)
+                       forecast_source=args.forecast_source, max_observation_age=args.max_observation_age)
     console = console_for(args, min_width=120)
     print_summary(run.result, run.stations_forecast, run.published.forecast_files if run.published else [], console)
     if run.published is None:
@@ -44,11 +45,13 @@ def forecast_command(args: argparse.Namespace) -> int:
         print_scores(run.published.scores, list(run.published.score_files), console)
     if run.published.distribution_scores is not None:
         print_distribution_scores(run.published.distribution_scores, run.result.leads, console)
-    skipped, total = len(run.result.skipped), len(run.result.stations)
-    if skipped > args.max_skipped_share * total:
-        LOGGER.warning(f"hydroseq forecast: partial result: {skipped} of {total} stations not forecast "
-                       f"({skipped / total:.0%}), more than --max-skipped-share {args.max_skipped_share:g} allows; "
-                       "what was forecast is written")
+    skipped, stale, total = len(run.result.skipped), len(run.result.stale), len(run.result.stations)
+    if skipped + stale > args.max_skipped_share * total:
+        counted = f"{skipped} of {total} stations not forecast" + (
+            f" and {stale} forecast from a gauge silent for more than --max-observation-age "
+            f"{args.max_observation_age:g} h" if stale else "")
+        LOGGER.warning(f"hydroseq forecast: partial result: {counted} ({(skipped + stale) / total:.0%}), more than "
+                       f"--max-skipped-share {args.max_skipped_share:g} allows; what was forecast is written")
         return finish(args, forecast_summary(run), ExitCode.PARTIAL)
     return finish(args, forecast_summary(run), ExitCode.OK)
 
@@ -56,17 +59,19 @@ def forecast_command(args: argparse.Namespace) -> int:
 def forecast_summary(run: ForecastRun) -> dict[str, Any]:
     """The ``--json`` summary: issue times, stations forecast and not (with the reasons), those forecast
     without some weather-forecast input (and per station and input where it came from,
-    :func:`forecast_input_use`) or without their newest observation, the files written and, for a
+    :func:`forecast_input_use`) or without their newest observation, with ``--max-observation-age``
+    those forecast from a stale gauge (``stale``, counted in ``stations``), the files written and, for a
     hindcast, per lead the median and mean NSE over stations of every forecast (the printed table)."""
     result, published = run.result, run.published
     summary: dict[str, Any] = {
         "issue_times": {"first": result.issue_times[0], "last": result.issue_times[-1],
                         "count": len(result.issue_times)},
         "stations": {"total": len(result.stations), "forecast": run.stations_forecast,
-                     "skipped": len(result.skipped)},
+                     "skipped": len(result.skipped), "stale": len(result.stale)},
         "skipped": result.skipped, "without_weather_forecast": result.fallback,
         "forecast_inputs": forecast_input_use(result),
-        "without_newest_observation": late_gauges(result), "leads": result.leads,
+        "without_newest_observation": late_gauges(result),
+        "max_observation_age_hours": result.max_observation_age_hours, "stale": result.stale, "leads": result.leads,
         "files": [*published.forecast_files, *published.score_files] if published else [],
         "manifest": published.manifest if published else None}
     if published is not None and published.scores is not None:
@@ -94,7 +99,8 @@ def print_summary(result: ForecastResult, n_forecast: int, outputs: list[Path], 
     late = late_gauges(result)
     for reasons, title in ((result.skipped, "stations not forecast"),
                            (result.fallback, "stations forecast without some weather-forecast input"),
-                           (late, "stations forecast without their newest observation")):
+                           (late, "stations forecast without their newest observation"),
+                           (result.stale, "stations forecast from a stale gauge (--max-observation-age)")):
         if reasons:
             stations = Table(title=f"{len(reasons)} {title}")
             stations.add_column("station")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -11,37 +13,77 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
-from hydroseq.cli.output import console_for, finish
+from hydroseq.cli.output import console_for, finish, plain
 from hydroseq.config import IngestConfig, load_config
 from hydroseq.errors import ExitCode
-from hydroseq.fileio import manifest_path
+from hydroseq.fileio import manifest_path, sha256_path
 from hydroseq.ingest import IngestReport, ingest
+from hydroseq.ingest.report import AppendSummary
 from hydroseq.ingested import open_ingested
+
+LOGGER = logging.getLogger(__name__)
 
 
 def ingest_command(args: argparse.Namespace) -> int:
-    """Ingest ``--config`` into ``--out``; print the per-station table; exit status 0."""
+    """Ingest ``--config`` into ``--out``; print the per-station table; exit status 0.
+
+    With ``--append``, grid steps past the dataset's end without any value (raw files not arrived)
+    are not appended, with a warning; when nothing new came in at all the summary's
+    ``append.no_new_data`` is true and the dataset is left as it was (still exit status 0: the
+    forecast then says what it can do, see ``docs/forecast.md``).
+    """
     config = load_config(args.config, IngestConfig)
     report = ingest(config, args.out, workers=args.workers, scheduler=args.scheduler, append=args.append,
                     show_progress=not args.quiet)
     print_report(report, console_for(args, width_off_terminal=130))
+    if report.appended is not None and len(report.appended.without_data):
+        LOGGER.warning(f"hydroseq ingest: {without_data_message(report.appended)}")
     return finish(args, ingest_summary(report), ExitCode.OK)
+
+
+def without_data_message(appended: AppendSummary) -> str:
+    """One line on the steps ``--append`` left out for want of any value."""
+    labels = [plain(label) for label in appended.without_data[[0, -1]]]
+    steps = f"{labels[0]}" if len(appended.without_data) == 1 else f"{labels[0]} .. {labels[1]}"
+    ends = f"the dataset still ends at {plain(appended.last_time)}"
+    if appended.no_new_data:
+        return (f"no new raw data: no value at any station for grid step(s) {steps} (raw files not arrived?); "
+                f"nothing appended, {ends}")
+    return f"no value at any station for grid step(s) {steps}: not appended, {ends}"
 
 
 def ingest_summary(report: IngestReport) -> dict[str, Any]:
     """The ``--json`` summary: the output and its checksums (the file's SHA-256 from the set's manifest,
     a Zarr store's :func:`~hydroseq.fileio.sha256_path`;
     the dataset's, over its values, as the training run records it), the stations ingested and those
-    dropped with the reason, the report files and the manifest."""
-    manifest = manifest_path(report.output)
-    files = {entry["name"]: entry["sha256"] for entry in json.loads(manifest.read_text())["files"]}
+    dropped with the reason, the report files, the manifest and, with ``--append``, what was appended
+    (:func:`append_summary`)."""
+    manifest: Path | None = manifest_path(report.output)
+    if manifest is None or not manifest.exists():  # --append left a file from before manifests as it was
+        manifest, sha256 = None, sha256_path(report.output)
+    else:
+        sha256 = {entry["name"]: entry["sha256"] for entry in json.loads(manifest.read_text())["files"]}[
+            report.output.name]
     written, _ = open_ingested(report.output)
     with written:
         dataset_checksum = str(written.attrs.get("dataset_checksum", ""))
         steps = written.sizes["time"]
-    return {"output": report.output, "sha256": files[report.output.name], "dataset_checksum": dataset_checksum,
+    return {"output": report.output, "sha256": sha256, "dataset_checksum": dataset_checksum,
             "time_steps": steps, "stations": [str(station) for station in report.stations["station"]],
-            "dropped": report.dropped, "report_files": list(report.paths.values()), "manifest": manifest}
+            "dropped": report.dropped, "report_files": list(report.paths.values()), "manifest": manifest,
+            "append": append_summary(report.appended)}
+
+
+def append_summary(appended: AppendSummary | None) -> dict[str, Any] | None:
+    """``--append``: steps appended, ``no_new_data`` (nothing past the dataset's end had a value, nothing
+    appended), the steps left out for want of any value (``without_data``: first, last, count), the
+    dataset's last label and whether it was ``written``; None without ``--append``."""
+    if appended is None:
+        return None
+    missing = appended.without_data
+    return {"new_steps": appended.new_steps, "no_new_data": appended.no_new_data,
+            "without_data": {"first": missing[0], "last": missing[-1], "count": len(missing)} if len(missing) else None,
+            "last_time": appended.last_time, "written": appended.written}
 
 
 def print_report(report: IngestReport, console: Console | None = None) -> None:

@@ -63,9 +63,10 @@ EXAMPLES = {
   hydroseq forecast --model runs/demo/model --data runs/demo/caravan_daily.nc --issue-time 2014-09-30T06:00Z
   hydroseq forecast --model runs/demo/model --data runs/demo/caravan_daily.nc \\
       --issue-time 2013-10-01..2014-09-30 --out runs/demo/forecast/hindcast_wy2014.nc
-  # a scheduler's run: exit 5 if more than 20 % of the stations are not forecast, JSON summary on stdout
+  # a scheduler's run: exit 5 if more than 20 % of the stations are not forecast or forecast from a gauge
+  # silent for more than 72 h, JSON summary on stdout
   hydroseq --json -q --log-file forecast.log forecast --model runs/model --data data/ingested.nc \\
-      --issue-time 2014-09-30 --max-skipped-share 0.2""",
+      --issue-time 2014-09-30 --max-skipped-share 0.2 --max-observation-age 72""",
     "config": """\
   hydroseq config --template train > configs/my_train.yaml
   hydroseq config --template ingest > configs/my_ingest.yaml
@@ -94,7 +95,9 @@ def build_parser(command: Callable[[str, str], Handler]) -> argparse.ArgumentPar
     ingest.add_argument("--out", required=True, type=Path, help="output NetCDF file or Zarr store (NAME.zarr)")
     ingest.add_argument("--workers", type=int, default=None, help="start a local dask cluster with N workers")
     ingest.add_argument("--scheduler", default=None, help="address of an existing dask scheduler")
-    ingest.add_argument("--append", action="store_true", help="append newer steps to an existing output")
+    ingest.add_argument("--append", action="store_true",
+                        help="append newer steps to an existing output (steps past its end without any value, "
+                             "their raw files not arrived, are not appended: a warning and append.no_new_data)")
 
     stats = add("stats", "sequence-length distribution and padding per batching strategy", "stats", "stats_command")
     stats.add_argument("--config", required=True, type=Path, help="train config (YAML)")
@@ -147,7 +150,13 @@ def build_parser(command: Callable[[str, str], Handler]) -> argparse.ArgumentPar
                                "99th percentiles of the model's training period")
     forecast.add_argument("--max-skipped-share", type=_share, default=1.0, metavar="SHARE",
                           help="exit 5 (partial result) when more than this share (0 to 1) of the stations could "
-                               "not be forecast; what was forecast is written all the same (default 1: never)")
+                               "not be forecast (or, with --max-observation-age, were forecast from a stale gauge); "
+                               "what was forecast is written all the same (default 1: never)")
+    forecast.add_argument("--max-observation-age", type=_hours, default=None, metavar="HOURS",
+                          help="one issue time: a station whose newest observed discharge is older than HOURS at "
+                               "the issue time is forecast and flagged as stale (stale_gauge in the CSV, "
+                               "stale_stations in the NetCDF) and counts toward --max-skipped-share "
+                               "(default: not checked)")
 
     config = add("config", "print the JSON schema of a config, or a commented starting YAML", "config",
                  "config_command")
@@ -175,6 +184,17 @@ def _global_options(parser: argparse.ArgumentParser, after_command: bool) -> Non
     group.add_argument("--json", action="store_true", default=default(False),
                        help="print the result as one JSON object on stdout (exit code included); "
                             "the tables go to stderr")
+
+
+def _hours(text: str) -> float:
+    """A number of hours, 0 or more (an argparse ``type``: a bad value is a usage error)."""
+    try:
+        hours = float(text)
+    except ValueError:
+        hours = float("nan")
+    if not 0.0 <= hours < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected hours (0 or more), got {text!r}")
+    return hours
 
 
 def _share(text: str) -> float:

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from hydroseq.fileio import atomic_path
-from hydroseq.forecast.result import OBSERVATION_AGE_COLUMN, ForecastResult, member_column, quantile_label
+from hydroseq.forecast.result import OBSERVATION_AGE_COLUMN, STALE_COLUMN, ForecastResult, member_column, quantile_label
 
 CSV_COLUMNS = ("station", "issue_time", "lead", "valid_time", "value")
 UNGAUGED_COLUMN = "ungauged"
@@ -39,7 +39,9 @@ def write_forecast_csv(result: ForecastResult, path: str | Path) -> Path:
     Models with a predictive distribution add one column per quantile level after ``value`` (the
     median): ``value_q05``, ..., ``value_q95``, and after them the probability of exceeding each
     flood threshold, ``p_exceed_<level>`` (e.g. ``p_exceed_2-year``). An ensemble adds each member's
-    point forecast, ``value_member0``, ``value_member1``, ... (the member spread).
+    point forecast, ``value_member0``, ``value_member1``, ... (the member spread). A forecast made
+    with a ``max_observation_age`` ends with ``stale_gauge`` (1: the station's newest observation is
+    older than that, ``result.stale``; else 0).
     """
     path = Path(path)
     valid_times = result.valid_times
@@ -55,7 +57,8 @@ def write_forecast_csv(result: ForecastResult, path: str | Path) -> Path:
                + tuple(member_column(member) for member in range(members.shape[-1] if members is not None else 0))
                + ((OBSERVATION_AGE_COLUMN, UNGAUGED_COLUMN) if ages is not None else ())
                + (("forecast_input_age_hours",) if product_ages is not None else ())
-               + ((FALLBACK_COLUMN,) if read is not None else ()))
+               + ((FALLBACK_COLUMN,) if read is not None else ())
+               + ((STALE_COLUMN,) if result.max_observation_age_hours is not None else ()))
     with atomic_path(path) as tmp, open(tmp, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle, lineterminator="\n")
         writer.writerow(columns)
@@ -67,6 +70,7 @@ def write_forecast_csv(result: ForecastResult, path: str | Path) -> Path:
                 age: tuple[str, ...] = () if ages is None else (format_value(ages[i, s]), str(int(station in ungauged)))
                 age += () if product_ages is None else (format_value(product_ages[i, s]),)
                 age += () if read is None else (";".join(name for k, name in enumerate(inputs) if not read[i, s, k]),)
+                age += () if result.max_observation_age_hours is None else (str(int(station in result.stale)),)
                 for k, lead in enumerate(result.leads):
                     spread = (() if result.quantiles is None
                               else tuple(format_value(value) for value in result.quantiles[i, s, k]))

@@ -132,21 +132,28 @@ class IngestedFile:
         return self._series(self.dataset.isel(station=rows, time=slice(start, stop)), self.metadata.target)
 
     def ungauged_stations(self, window: StationData, start: int, issue: int) -> tuple[str, ...]:
-        """Stations with no observed target on any grid step up to ``issue`` (none read after it).
+        """Stations with no observed target on any grid step up to ``issue`` (none read after it);
+        see :meth:`newest_observations`."""
+        newest = self.newest_observations(window, start, issue)
+        return tuple(station for station, step in zip(self.station_ids, newest, strict=True) if step < 0)
+
+    def newest_observations(self, window: StationData, start: int, issue: int) -> np.ndarray:
+        """Per station, the file's grid index of its newest observed target at or before ``issue`` (-1: none).
 
         ``window`` holds the steps from ``start`` on (:meth:`read`); only the stations without an
         observation there are read further back, a block of steps at a time, newest first.
         """
-        never = ~np.isfinite(window.target[:, :issue - start + 1]).any(axis=1)
-        rows = np.flatnonzero(never) if self.has_target else np.zeros(0, np.int64)
+        newest = np.where(np.isfinite(window.target[:, :issue - start + 1]), np.arange(issue - start + 1), -1)
+        newest = np.where(newest.max(axis=1, initial=-1) >= 0, start + newest.max(axis=1, initial=-1), -1)
+        rows = np.flatnonzero(newest < 0) if self.has_target else np.zeros(0, np.int64)
         block = max(1, UNGAUGED_BLOCK_VALUES // max(1, len(rows)))
         stop = start
         while rows.size and stop > 0:
             first = max(0, stop - block)
-            observed = np.isfinite(self.read_target(first, stop, rows)).any(axis=1)
-            never[rows[observed]] = False
-            rows, stop = rows[~observed], first
-        return tuple(station for station, none in zip(self.station_ids, never, strict=True) if none)
+            steps = np.where(np.isfinite(self.read_target(first, stop, rows)), np.arange(stop - first), -1).max(axis=1)
+            newest[rows[steps >= 0]] = first + steps[steps >= 0]
+            rows, stop = rows[steps < 0], first
+        return newest
 
     def _series(self, window: xr.Dataset, name: str) -> np.ndarray:
         variable = window[name]

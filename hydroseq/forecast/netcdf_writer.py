@@ -63,6 +63,9 @@ def _write_global_attributes(nc: netCDF4.Dataset, result: ForecastResult) -> Non
     nc.setncattr("skipped_stations", json.dumps(result.skipped, sort_keys=True))
     if result.observation_age_hours is not None:
         nc.setncattr("ungauged_stations", json.dumps(sorted(result.ungauged)))
+    if result.max_observation_age_hours is not None:
+        nc.setncattr("max_observation_age_hours", np.float64(result.max_observation_age_hours))
+        nc.setncattr("stale_stations", json.dumps(result.stale, sort_keys=True))
 
 
 def _history(result: ForecastResult) -> str:

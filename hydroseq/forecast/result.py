@@ -73,6 +73,10 @@ class ForecastResult:
     thresholds, exceedance
         Models with a predictive distribution: each station's flood thresholds and the probability
         of exceeding them, float32 ``[issue time, station, lead, threshold]``.
+    max_observation_age_hours, stale
+        With ``max_observation_age`` (one issue time): that limit, and ``{station: reason}`` for the
+        stations forecast although their newest observed target is older (stale gauges, see
+        :mod:`hydroseq.forecast.freshness`); None and empty otherwise.
     """
 
     issue_times: np.ndarray
@@ -101,6 +105,8 @@ class ForecastResult:
     members: np.ndarray | None = None
     thresholds: StationThresholds | None = None
     exceedance: np.ndarray | None = None
+    max_observation_age_hours: float | None = None
+    stale: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         expected = (len(self.issue_times), len(self.stations), len(self.leads))
@@ -129,6 +135,7 @@ class ForecastResult:
 
 
 OBSERVATION_AGE_COLUMN = "observation_age_hours"  # how late the gauge was, in the CSV and the served model's table
+STALE_COLUMN = "stale_gauge"  # with --max-observation-age: 1 where the newest observation is older than that
 
 
 def member_column(member: int) -> str:

@@ -18,6 +18,7 @@ from hydroseq.export.metadata import METADATA_FILE, ONNX_FILE
 from hydroseq.forecast.baselines import hindcast_baselines, training_climatology
 from hydroseq.forecast.data_window import IngestedFile, StationInfo
 from hydroseq.forecast.features import gather_windows, history_lengths, observation_age_hours
+from hydroseq.forecast.freshness import issue_label_past_the_data, nothing_at_the_issue_step, stale_gauges
 from hydroseq.forecast.issue_time import label_index_at_or_before, parse_issue_times
 from hydroseq.forecast.outputs import publish_forecast
 from hydroseq.forecast.probabilistic import exceedance, score_hindcast_distribution, training_record
@@ -36,13 +37,14 @@ class Plan:
     start: int  # first grid step read
     stop: int  # one past the last grid step read
     is_range: bool
+    past_the_data: np.datetime64 | None = None  # the label of a single issue time after the file's end
 
 
 def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, out: str | Path | None = None,
                  batch_size: int = 1024, show_progress: bool = True,
                  missing_forecast_input: MissingForecastInput = "fallback",
                  thresholds: str | Path | None = None, forcing_forecast: str | Path | None = None,
-                 forecast_source: str | None = None) -> ForecastRun:
+                 forecast_source: str | None = None, max_observation_age: float | None = None) -> ForecastRun:
     """Forecast every station of ``data_path`` with the model in ``model_dir``.
 
     For each station the last ``seq_len`` grid steps at or before the issue step are scaled with
@@ -78,6 +80,11 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
     table, else derived from the model's training period (:mod:`hydroseq.forecast.probabilistic`);
     a hindcast also scores the distribution (CRPS, coverage, Brier, reliability).
 
+    A single issue time after the data file's last step (the newest days not ingested yet) forecasts
+    no station: every one is skipped with the reason and nothing is written. ``max_observation_age``
+    (hours, a single issue time) lists in ``result.stale`` the stations forecast from a gauge whose
+    newest observed target is older than that (:mod:`hydroseq.forecast.freshness`); the files flag them.
+
     Returns
     -------
     ForecastRun
@@ -89,7 +96,8 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
     InputDataError
         If the model directory or the data file cannot be used, the file's layout is not the model's
         (grid, variables, units: :func:`hydroseq.forecast.data_layout.check_data_layout`), or the data
-        end before the issue time. :class:`~hydroseq.errors.ConfigError` if the issue time does not parse.
+        end before the last issue time of a hindcast. :class:`~hydroseq.errors.ConfigError` if the issue
+        time does not parse, or ``max_observation_age`` is given for a hindcast or is negative.
     """
     model = ExportedModel(model_dir)
     metadata = model.metadata
@@ -99,12 +107,19 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
                           "weather-forecast input")
     with IngestedFile(data_path, metadata, forcing_forecast, forecast_source) as source:
         plan = _plan(source, issue_time, metadata.seq_len, max(metadata.leads))
+        if max_observation_age is not None and (plan.is_range or max_observation_age < 0):
+            raise ConfigError(f"--max-observation-age {max_observation_age:g}: hours (0 or more), for a forecast "
+                              "at one issue time, not a hindcast")
+        if plan.past_the_data is not None:  # the newest steps not ingested: nothing to forecast from
+            return ForecastRun(nothing_at_the_issue_step(metadata, source.info(), source.station_ids,
+                                                         plan.past_the_data, source.times[-1]), 0, published=None)
         if plan.is_range and not source.has_target:
             raise InputDataError(source.path, f"a hindcast is scored against the observed {metadata.target}, a "
                                               "variable the file lacks")
         data = source.read(plan.start, plan.stop, last_issue=int(plan.ends[-1]))
-        ungauged = (source.ungauged_stations(data, plan.start, int(plan.ends[-1]))
-                    if metadata.feature_layout().observed_flag else ())
+        observed_flag = metadata.feature_layout().observed_flag
+        newest = (source.newest_observations(data, plan.start, int(plan.ends[-1]))
+                  if observed_flag or max_observation_age is not None else None)
         info = source.info()
         references = source.read_reference_times(plan.start, plan.stop, last_issue=int(plan.ends[-1]))
         climatology = training_climatology(source) if plan.is_range else None
@@ -123,7 +138,11 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
                       progress=show_progress and plan.is_range)
     age = observation_age_hours(data.target, local_ends, metadata.grid.step).T if layout.observed_flag else None
     skipped = _skip_reasons(data, valid, lengths, local_ends, needed)
+    ungauged = () if newest is None or not observed_flag else tuple(np.asarray(data.station_ids)[newest < 0])
     result = replace(_result(model, data, info, plan, values, members, skipped, age, products), ungauged=ungauged)
+    if max_observation_age is not None and newest is not None:
+        stale = stale_gauges(result, newest, int(plan.ends[-1]), metadata.grid.step, max_observation_age)
+        result = replace(result, max_observation_age_hours=float(max_observation_age), stale=stale)
     if record is not None and result.quantiles is not None:
         result = replace(result, thresholds=record.thresholds,
                          exceedance=exceedance(result.quantiles, levels, record.thresholds))
@@ -154,12 +173,14 @@ def _check_feature_order(path: Path, data: StationData, scalers: Scalers, layout
 def _plan(source: IngestedFile, issue_time: str, seq_len: int, max_lead: int) -> Plan:
     first, last, is_range = parse_issue_times(issue_time, source.grid)
     times = source.times
-    step = pd.Timedelta(times[1] - times[0]) if len(times) > 1 else pd.Timedelta(0)
     first_end, last_end = label_index_at_or_before(times, first), label_index_at_or_before(times, last)
     if last_end < 0 or first_end < 0:
         raise InputDataError(source.path, f"issue time {first.isoformat()} is before the first grid step "
                              f"({pd.Timestamp(times[0]).isoformat()}Z)", where="time")
-    if step > pd.Timedelta(0) and pd.Timestamp(times[-1]) + step <= last.tz_localize(None):
+    past_the_data = issue_label_past_the_data(times, source.grid.step, last)
+    if past_the_data is not None and not is_range:  # nothing to read: run_forecast skips every station
+        return Plan(np.zeros(0, np.int64), 0, 0, is_range, past_the_data)
+    if past_the_data is not None:
         raise InputDataError(source.path, f"data end at {pd.Timestamp(times[-1]).isoformat()}Z, before the "
                              f"issue time {last.isoformat()}: ingest the newest steps first "
                              "(hydroseq ingest --append)", where="time")

@@ -10,6 +10,12 @@ Rules: the grid (frequency, time zone, day boundary) and the stations (ids, in o
 of the existing file, and the new steps must continue it without a gap (they may overlap its tail,
 so that late or revised observations of the last days replace the earlier values).
 
+Steps after the file's last one that hold no value at all (no observed variable, no forecast
+product, at any station: their raw files have not arrived) are not appended when no later step
+holds one: the file keeps ending where its data end, and the next run's window, which starts the
+day after that end, picks them up once the files come in. When nothing is appended and the
+overlapping steps bring no change, the file is left as it was (:class:`AppendSummary`).
+
 Forecast variables (``hydroseq_role = "forecast"``, dims ``(station, time, lead)``) are appended
 the same way, the lead count must be the file's; at an overlapping issue where the new ingest found
 no published product (its ``NAME_reference_time`` is NaT: the window's files hold only the newest
@@ -30,11 +36,14 @@ from hydroseq.errors import InputDataError
 from hydroseq.grid import GridSpec
 from hydroseq.ingest.checksum import dataset_checksum
 from hydroseq.ingest.output import history_line
+from hydroseq.ingest.report import AppendSummary
 from hydroseq.ingested import open_ingested
 
 
-def append_to_existing(out: str | Path, new: xr.Dataset, grid: GridSpec) -> xr.Dataset:
-    """The existing dataset at ``out`` extended (and its tail overwritten) by ``new``, gridded on ``grid``.
+def append_to_existing(out: str | Path, new: xr.Dataset, grid: GridSpec) -> tuple[xr.Dataset, AppendSummary]:
+    """The existing dataset at ``out`` extended (and its tail overwritten) by ``new``, gridded on ``grid``,
+    and what was added (steps after the file's end without any value are left out, see the module
+    docstring; ``written`` is False when the values are the file's: it need not be written).
 
     Raises
     ------
@@ -49,9 +58,31 @@ def append_to_existing(out: str | Path, new: xr.Dataset, grid: GridSpec) -> xr.D
     with opened:
         old = opened.load()
     _check_compatible(out, old, old_grid, new, grid)
+    new, without_data = _without_empty_tail(new, old["time"].values[-1])
+    if not new.sizes["time"]:  # every step after the file's end, none with a value
+        return old, AppendSummary(0, without_data, old["time"].values[-1], written=False)
     new = _keep_published_forecasts(old, new)
     keep = old.isel(time=np.flatnonzero(old["time"].values < new["time"].values[0]))
-    return _combine(keep, new, old.attrs)
+    combined = _combine(keep, new, old.attrs)
+    new_steps = combined.sizes["time"] - old.sizes["time"]
+    changed = new_steps > 0 or combined.attrs["dataset_checksum"] != old.attrs.get("dataset_checksum")
+    return combined, AppendSummary(new_steps, without_data, combined["time"].values[-1], written=changed)
+
+
+def _without_empty_tail(new: xr.Dataset, old_last: np.datetime64) -> tuple[xr.Dataset, np.ndarray]:
+    """``new`` without its steps after ``old_last`` that are followed by no value, and their labels.
+
+    A step holds a value when any observed (``dynamic``) or forecast variable is finite at any station.
+    """
+    names = [name for name in new.data_vars if new[name].attrs.get("hydroseq_role") in ("dynamic", "forecast")]
+    filled = np.zeros(new.sizes["time"], dtype=bool)
+    for name in names:
+        variable = new[name].transpose("time", ...).values
+        filled |= np.isfinite(variable.reshape(len(filled), -1)).any(axis=1)
+    times = new["time"].values
+    last_kept = max(int(np.searchsorted(times, old_last, side="right")) - 1,
+                    int(np.flatnonzero(filled)[-1]) if filled.any() else -1)
+    return new.isel(time=slice(0, last_kept + 1)), times[last_kept + 1:]
 
 
 def _check_compatible(out: Path, old: xr.Dataset, old_grid: GridSpec, new: xr.Dataset, grid: GridSpec) -> None:

@@ -36,7 +36,9 @@ def ingest(config: IngestConfig, out: str | Path, workers: int | None = None, sc
     in parallel; the file is the same as a serial run's (a Zarr store is written by the workers,
     :mod:`hydroseq.ingest.zarr_on_dask`).
     ``append`` adds the grid steps of this config to the existing ``out`` (see
-    :mod:`hydroseq.ingest.append`). ``show_progress`` draws a progress bar on a terminal.
+    :mod:`hydroseq.ingest.append`; ``report.appended`` says what was added). Steps past the file's
+    end without any value are not appended, and when that leaves the values as they were nothing
+    is written. ``show_progress`` draws a progress bar on a terminal.
     """
     out = Path(out)
     zarr_output = is_zarr_path(out)
@@ -75,10 +77,14 @@ def ingest(config: IngestConfig, out: str | Path, workers: int | None = None, sc
     forecasts = tuple(grid_forecast_source(source, stations_done, grid) for source in config.forecast_sources)
     files += [path for forecast in forecasts for path in forecast.files if path not in files]
     ds = build_dataset(config, grid, results, files, forecasts)
+    appended = None
     if append:
-        ds = append_to_existing(out, ds, grid.spec)
+        ds, appended = append_to_existing(out, ds, grid.spec)
     marked_missing = {result.station.id: result.marked_missing for result in results}
     report = build_report(ds, out, dropped, marked_missing)
+    report.appended = appended
+    if appended is not None and not appended.written:  # nothing new: the dataset and its report stay as they were
+        return report
     with publish_set(manifest_path(out)) as staged:  # the dataset and its report appear together
         if zarr_output:
             write_zarr(ds, staged.folder(out), stations_per_chunk(config, ds.sizes["time"], ds.sizes.get("lead", 0)))

@@ -23,18 +23,49 @@ from hydroseq.errors import InputDataError
 from hydroseq.fileio import atomic_path, write_text_atomic
 
 
+@dataclass(frozen=True)
+class AppendSummary:
+    """What ``ingest --append`` added to the existing file (:mod:`hydroseq.ingest.append`).
+
+    Attributes
+    ----------
+    new_steps
+        Grid steps appended after the file's former last step.
+    without_data
+        Labels (``datetime64[ns]``) of the config's grid after the file's last step that were not
+        appended: no value at any station, and none after them (their raw files have not arrived).
+    last_time
+        The dataset's last grid label after the append.
+    written
+        False when the values stayed the file's (nothing appended, the overlap unchanged): the
+        file and its report were left as they were.
+    """
+
+    new_steps: int
+    without_data: np.ndarray
+    last_time: np.datetime64
+    written: bool
+
+    @property
+    def no_new_data(self) -> bool:
+        """The config's grid went past the file's end and no step there had a value: nothing appended."""
+        return self.new_steps == 0 and len(self.without_data) > 0
+
+
 @dataclass
 class IngestReport:
     """What :func:`hydroseq.ingest.ingest` returns.
 
     ``stations`` has one row per ingested station; ``dropped`` maps skipped station ids to the
-    reason; ``records`` maps station ids to their contiguous-record lengths (grid steps).
+    reason; ``records`` maps station ids to their contiguous-record lengths (grid steps);
+    ``appended``, for ``append``, what was added (None otherwise).
     """
 
     output: Path
     stations: pd.DataFrame
     dropped: dict[str, str] = field(default_factory=dict)
     records: dict[str, list[int]] = field(default_factory=dict)
+    appended: AppendSummary | None = None
 
     @property
     def paths(self) -> dict[str, Path]:

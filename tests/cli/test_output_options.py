@@ -152,7 +152,7 @@ def test_forecast_json_has_the_result(exported: Path, ingested: Path, tmp_path: 
     summary = finished.summary
     assert (summary["exit_code"], summary["status"]) == (5, "PARTIAL")
     assert summary["issue_times"] == {"first": "2014-07-01T08:00:00Z", "last": "2014-07-01T08:00:00Z", "count": 1}
-    assert summary["stations"] == {"total": 31, "forecast": 30, "skipped": 1}
+    assert summary["stations"] == {"total": 31, "forecast": 30, "skipped": 1, "stale": 0}
     assert list(summary["skipped"]) == ["01052500"] and "input" in summary["skipped"]["01052500"]
     assert summary["files"] == [str(tmp_path / name) for name in ("f.nc", "f.csv", "f.manifest.json")]
     assert summary["manifest"] == str(tmp_path / "f.manifest.json") and summary["leads"] == [0]

@@ -113,9 +113,23 @@ def test_no_station_forecast_exits_1_and_writes_nothing(exported, ingested, tmp_
     assert not out.exists() and not out.with_suffix(".csv").exists()
 
 
-def test_issue_time_after_the_data_is_an_error(exported, ingested, tmp_path, capsys) -> None:
+def test_issue_time_after_the_data_forecasts_nothing(exported, ingested, tmp_path, capsys) -> None:
+    """The newest days not ingested yet (their raw files late): no input at the issue step, as when
+    it is all missing: nothing written, exit 1. A hindcast past the data, or an issue time before
+    them, is an error of the data file."""
+    run = run_forecast(exported, ingested, "2015-01-05", out=tmp_path / "f.nc")
+    assert run.published is None and run.stations_forecast == 0 and len(run.result.skipped) == 31
+    assert run.result.issue_times[0] == np.datetime64("2015-01-06T08:00", "ns")
+    reason = ("no data at the issue step 2015-01-06T08:00:00Z: the data file ends 120 h before it, at "
+              "2015-01-01T08:00:00Z (ingest the newest steps first")
+    assert all(why.startswith(reason) for why in run.result.skipped.values())
+    assert main(["--json", "forecast", "--model", str(exported), "--data", str(ingested), "--issue-time",
+                 "2015-01-05", "--out", str(tmp_path / "f.nc")]) == ExitCode.NOTHING_PRODUCED
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["stations"] == {"total": 31, "forecast": 0, "skipped": 31, "stale": 0} and summary["files"] == []
+    assert not (tmp_path / "f.nc").exists()
     with pytest.raises(InputDataError, match="ingest the newest steps first"):
-        run_forecast(exported, ingested, "2015-01-05", out=tmp_path / "f.nc")
+        run_forecast(exported, ingested, "2014-12-20..2015-01-05", out=tmp_path / "h.nc")
     assert main(["forecast", "--model", str(exported), "--data", str(ingested), "--issue-time", "1990-01-01",
                  "--out", str(tmp_path / "f.nc")]) == ExitCode.INPUT_DATA
     assert "before the first grid step" in capsys.readouterr().err

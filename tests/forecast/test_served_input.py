@@ -111,7 +111,7 @@ def test_every_station_late_at_the_issue_step_is_nothing_produced(quantile_ensem
                    "--issue-time", ISSUE_DAY, "--out", str(tmp_path / "f.nc")])
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert status == ExitCode.NOTHING_PRODUCED == summary["exit_code"]
-    assert summary["stations"] == {"total": 31, "forecast": 0, "skipped": 31}
+    assert summary["stations"] == {"total": 31, "forecast": 0, "skipped": 31, "stale": 0}
     assert all("no valid input at the issue step 2014-07-01T08:00:00Z (missing: temperature_2m_mean)" in why
                for why in summary["skipped"].values())
     assert not (tmp_path / "f.nc").exists()

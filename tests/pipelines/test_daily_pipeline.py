@@ -146,8 +146,10 @@ def test_more_than_the_allowed_share_skipped_publishes_and_exits_partial(setup: 
     partial = _run(setup, "2014-06-29", HYDROSEQ_DATA=str(data), HYDROSEQ_PUBLISH_DIR=str(published),
                    HYDROSEQ_WORK_DIR=str(tmp_path / "scratch"), HYDROSEQ_MAX_SKIPPED_SHARE="0.02")
     assert partial.returncode == ExitCode.PARTIAL, partial.stderr[-3000:]
-    assert "partial result: 1 of 31 stations not forecast" in partial.stderr
+    assert '"stations": {"total": 31, "forecast": 30, "skipped": 1, "stale": 0}' in partial.stderr  # its JSON line
     assert "PARTIAL (5): more than 0.02 of the stations not forecast" in partial.stderr
+    log = (tmp_path / "scratch" / "logs" / "2014-06-29.log").read_text()  # the steps' own lines
+    assert "partial result: 1 of 31 stations not forecast" in log
     assert os.readlink(published / "latest.nc") == "forecast_2014-06-29.nc"
     rows = (published / "forecast_2014-06-29.csv").read_text().splitlines()
     assert len(rows) == 1 + 30 and not any(row.startswith("01022500,") for row in rows)

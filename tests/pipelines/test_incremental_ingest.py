@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 import xarray as xr
 
@@ -92,3 +94,64 @@ def test_other_stations_or_no_file_are_refused(first_half: Path, tmp_path: Path)
     with pytest.raises(InputDataError, match="needs an existing dataset"):
         ingest(_config(dt.date(2014, 6, 30), dt.date(2014, 7, 2)), tmp_path / "none.nc", append=True,
                show_progress=False)
+
+
+def _raw_files_until(folder: Path, last: dt.date, without: tuple[dt.date, ...] = ()) -> str:
+    """Copies of the bundled raw files for June 2014 up to ``last`` (the rest has not arrived), less ``without``."""
+    folder.mkdir()
+    skip = {day.isoformat() for day in without}
+    for path in sorted((REPO_ROOT / "data" / "daily_caravan_camels_us").glob("[0-9]*.csv")):
+        table = pd.read_csv(path, dtype={"date": str})
+        rows = table[(table["date"] >= "2014-06-01") & (table["date"] <= last.isoformat()) & ~table["date"].isin(skip)]
+        rows.to_csv(folder / path.name, index=False)
+    return str(folder / "[0-9]*.csv")
+
+
+def _window(tmp_path: Path, sources: str, start: dt.date, end: dt.date) -> Path:
+    path = tmp_path / f"window_{start}_{end}.yaml"
+    path.write_text(dump_config(_config_from(sources, start, end)))
+    return path
+
+
+def test_days_without_raw_data_are_not_appended(first_half: Path, tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """The raw files of the new days have not arrived: nothing appended, the file left as it was, and said so."""
+    daily = tmp_path / "daily.nc"
+    daily.write_bytes(first_half.read_bytes())
+    before = daily.stat().st_mtime_ns, daily.read_bytes()
+    arrived = _raw_files_until(tmp_path / "raw", dt.date(2014, 6, 30))
+    window = _window(tmp_path, arrived, dt.date(2014, 6, 28), dt.date(2014, 7, 2))
+    assert main(["--json", "ingest", "--config", str(window), "--out", str(daily), "--append"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["append"] == {
+        "new_steps": 0, "no_new_data": True, "written": False, "last_time": "2014-07-01T08:00:00Z",
+        "without_data": {"first": "2014-07-02T08:00:00Z", "last": "2014-07-03T08:00:00Z", "count": 2}}
+    assert ("hydroseq ingest: no new raw data: no value at any station for grid step(s) 2014-07-02T08:00:00Z .. "
+            "2014-07-03T08:00:00Z (raw files not arrived?); nothing appended, the dataset still ends at "
+            "2014-07-01T08:00:00Z") in captured.err
+    assert (daily.stat().st_mtime_ns, daily.read_bytes()) == before
+
+
+def test_only_the_empty_tail_is_left_out(first_half: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """07-01 has arrived, 07-02 not: 07-01 is appended; a day missing before one that arrived is kept (a gap)."""
+    daily = tmp_path / "daily.nc"
+    daily.write_bytes(first_half.read_bytes())
+    arrived = _raw_files_until(tmp_path / "raw", dt.date(2014, 7, 1))
+    assert main(["--json", "-q", "ingest", "--config", str(_window(tmp_path, arrived, dt.date(2014, 6, 29),
+                                                                  dt.date(2014, 7, 2))),
+                 "--out", str(daily), "--append"]) == 0
+    append = json.loads(capsys.readouterr().out)["append"]
+    assert (append["new_steps"], append["no_new_data"], append["without_data"]["count"]) == (1, False, 1)
+    assert _read(daily)["time"].values[-1] == np.datetime64("2014-07-02T08:00", "ns")
+
+    gap = _raw_files_until(tmp_path / "raw_gap", dt.date(2014, 7, 3), without=(dt.date(2014, 7, 2),))
+    ingest(_config_from(gap, dt.date(2014, 6, 30), dt.date(2014, 7, 3)), daily, append=True, show_progress=False)
+    after = _read(daily)
+    assert after["time"].values[-1] == np.datetime64("2014-07-04T08:00", "ns")
+    assert np.isnan(after["streamflow"].sel(time="2014-07-03T08:00").values).all()
+
+
+def _config_from(sources: str, start: dt.date, end: dt.date) -> IngestConfig:
+    config = _config(start, end)
+    config.sources[0].path = sources
+    return config
