@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hydroseq import metrics
+from hydroseq.scoring import metrics
 
 
 @dataclass(frozen=True)

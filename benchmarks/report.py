@@ -84,7 +84,8 @@ def _accuracy_table(runs: list[ToolRun], baselines: dict[str, TestScores]) -> li
     rows = [[name, _num(s.median_nse), _num(s.mean_nse), _num(s.median_kge), _num(s.mean_kge), str(s.n_basins)]
             for name, s in scored]
     return ["## Test-period accuracy", "",
-            "Every model is scored with `hydroseq.metrics` on its own predictions of the same basins and days.", "",
+            "Every model is scored with `hydroseq.scoring.metrics` on its own predictions of the same basins"
+            " and days.", "",
             *_table(header, rows), ""]
 
 

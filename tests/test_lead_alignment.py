@@ -356,6 +356,20 @@ def test_hindcast_files_label_and_score_each_lead_at_its_valid_time(chain: Chain
                 nse(persisted, observed), abs=NSE_ATOL), f"hindcast persistence {station} lead {lead}"
 
 
+def test_evaluate_and_the_hindcast_count_the_same_stations_beating_persistence(chain: Chain) -> None:
+    """Over the same test period the two tables agree on how many stations beat persistence, lead by lead."""
+    evaluation = evaluate(chain.run_id, "test", tracking_uri=chain.tracking_uri, show_progress=False)
+    out = chain.work / "hindcast_count" / "hindcast.nc"
+    run = run_forecast(chain.model_dir, chain.data, _range(chain), out=out, show_progress=False)
+    assert run.published is not None and run.published.scores is not None
+    for row in run.published.scores.summary():
+        summary = evaluation.report.summary
+        counted = (int(summary[f"test_lead{row.lead}_stations_beating_persistence"]),
+                   int(summary[f"test_lead{row.lead}_stations_compared_with_persistence"]))
+        assert row.beats_persistence == counted, f"lead {row.lead}: hindcast {row.beats_persistence} vs {counted}"
+        assert counted[1] == len(STATIONS)
+
+
 def test_the_served_model_labels_each_lead_with_its_valid_time(chain: Chain) -> None:
     with use_tracking_uri(chain.tracking_uri):
         (registered,) = MlflowClient().search_model_versions(f"run_id = '{chain.run_id}'")

@@ -1,8 +1,11 @@
-"""The package's shape: no stage imports a later one, and no module grows past 300 lines."""
+"""The package's shape: no stage imports a later one, no import circle, no module past 300 lines, no scoring
+module outside :mod:`hydroseq.scoring`."""
 
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -55,3 +58,81 @@ def test_the_check_sees_a_backward_import(tmp_path: Path) -> None:
     module.write_text("from hydroseq.training.loop import train\nimport numpy\n")
     assert _imported(module) == {"hydroseq.training.loop", "hydroseq.training.loop.train"}
     assert _stage("hydroseq.training.loop") == "training" and _stage("hydroseq.grid") is None
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """Module -> the package modules it names, type-only imports included; ``from hydroseq.stage import x``
+    names the stage's ``__init__`` (and ``x`` where that is a module), so a circle through it counts."""
+    modules = {_module_name(path): path for path in _modules()}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        named = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                named.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                named.add(node.module)
+                named.update(f"{node.module}.{alias.name}" for alias in node.names)
+        graph[name] = {other for other in named if other in modules and other != name}
+    return graph
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    circles: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for other in graph[node]:
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            group = []
+            while (member := stack.pop()) != node:
+                group.append(member)
+            if group:
+                circles.append(sorted([*group, node]))
+
+    for node in graph:
+        if node not in index:
+            visit(node)
+    return circles
+
+
+def test_no_import_circle_in_the_package() -> None:
+    assert _circles(_import_graph()) == []
+
+
+def test_the_circle_check_sees_a_circle_through_a_package_init() -> None:
+    """Control: a module importing its own package's ``__init__``, which imports it back, is a circle."""
+    graph = {"p": {"p.a"}, "p.a": {"p", "p.b"}, "p.b": set()}
+    assert _circles(graph) == [["p", "p.a"]]
+
+
+def test_no_scoring_module_at_the_top_of_the_package() -> None:
+    top = {path.stem for path in PACKAGE.glob("*.py")}
+    assert top <= {"__init__", "__main__", "errors", "grid", "ingested"}, sorted(top)
+
+
+def test_a_single_forecast_never_imports_the_plotting_stack(exported: Path, ingested: Path) -> None:
+    """``run_forecast`` at one issue time writes NetCDF and CSV only: matplotlib stays unloaded."""
+    script = ("import sys, tempfile\nfrom hydroseq.forecast import run_forecast\n"
+              "out = tempfile.mkdtemp() + '/f.nc'\n"
+              f"run = run_forecast({str(exported)!r}, {str(ingested)!r}, '2014-09-30', out=out, show_progress=False)\n"
+              "assert run.published is not None\n"
+              "print(sorted(m for m in sys.modules if m.split('.')[0] == 'matplotlib'))\n")
+    completed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False)
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    assert completed.stdout.strip() == "[]"

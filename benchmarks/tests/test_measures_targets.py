@@ -12,7 +12,7 @@ from benchmarks.measures import EpochPoint, OverheadRun, PaddingRun, ToolRun, sc
 from benchmarks.measures import TestScores as Scores
 from benchmarks.protocol import CARAVAN_DIR
 from benchmarks.targets import accuracy_check, bucket_padding, check_all, pipeline_overhead, time_to_accuracy
-from hydroseq import metrics
+from hydroseq.scoring import metrics
 
 
 def make_run(name: str, loading: float, epoch_seconds: list[float], nse: list[float], test_nse: float = 0.5) -> ToolRun:

@@ -18,7 +18,7 @@ from hydroseq.errors import ExitCode
 from hydroseq.forecast import ForecastResult, ForecastRun, run_forecast
 from hydroseq.forecast.csv_writer import format_time
 from hydroseq.forecast.hindcast import HindcastScores
-from hydroseq.probabilistic_scores import ProbabilisticScores
+from hydroseq.scoring.probabilistic_scores import ProbabilisticScores
 
 LOGGER = logging.getLogger(__name__)
 

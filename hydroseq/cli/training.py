@@ -164,7 +164,8 @@ def print_split_report(report: SplitReport, split: str, console: Console | None 
     console.print(table)
     for key, value in report.summary.items():
         if key.endswith("stations_beating_persistence"):
-            console.print(f"{key}: {int(value)} of {report.scores['station'].nunique()} stations")
+            compared = report.summary[key.replace("beating", "compared_with")]
+            console.print(f"{key}: {int(value)} of {int(compared)} stations scored against persistence")
     for lead, group in report.scores.query("forecast == 'model'").groupby("lead", sort=True):
         for line in signature_lines(int(lead), group, report.events.query("forecast == 'model' and lead == @lead")):
             console.print(line)

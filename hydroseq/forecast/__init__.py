@@ -16,8 +16,8 @@ opens an ingested file against a model's metadata and reads a slice of steps,
 from hydroseq.forecast.data_window import IngestedFile
 from hydroseq.forecast.features import gather_windows, history_lengths
 from hydroseq.forecast.outputs import PublishedForecast
-from hydroseq.forecast.result import ForecastResult, ForecastRun
-from hydroseq.forecast.run import run_forecast
+from hydroseq.forecast.result import ForecastResult
+from hydroseq.forecast.run import ForecastRun, run_forecast
 
 __all__ = ["ForecastResult", "ForecastRun", "IngestedFile", "PublishedForecast", "gather_windows", "history_lengths",
            "run_forecast"]

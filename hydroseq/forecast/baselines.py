@@ -15,10 +15,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hydroseq.baselines import DayOfYearMeans, newest_observed
+from hydroseq.dataset.observed import newest_observed
 from hydroseq.forecast.data_window import IngestedFile
 from hydroseq.forecast.result import ForecastResult
 from hydroseq.grid import GridSpec
+from hydroseq.scoring.baselines import DayOfYearMeans
 
 CHUNK_STEPS = 8784  # one leap year of hourly steps: the most of the target read at once per station
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from hydroseq.baselines import newest_observed_step
 from hydroseq.dataset import run_length_so_far
+from hydroseq.dataset.observed import newest_observed_step
 
 
 def observation_age(target: np.ndarray, ends: np.ndarray) -> np.ndarray:

@@ -12,7 +12,8 @@ import numpy as np
 
 from hydroseq.fileio import atomic_path
 from hydroseq.forecast.result import ForecastResult
-from hydroseq.metrics import kge, nse
+from hydroseq.scoring.metrics import kge, nse
+from hydroseq.scoring.skill import stations_beating
 
 SCORE_COLUMNS = ("station", "lead", "forecast", "n", "nse", "kge")
 MODEL = "model"
@@ -45,8 +46,7 @@ class HindcastScores:
             beats = None
             if "persistence" in self.forecasts:
                 persisted = self.nse[self.of("persistence"), :, k]
-                both = np.isfinite(model[:, k]) & np.isfinite(persisted)
-                beats = (int(np.sum(model[both, k] > persisted[both])), int(both.sum()))
+                beats = stations_beating(model[:, k], persisted)
             rows.append(LeadSummary(
                 lead=int(lead), stations=int(np.isfinite(model[:, k]).sum()),
                 median_nse={name: _nanstat(np.median, self.nse[f, :, k]) for f, name in enumerate(self.forecasts)},

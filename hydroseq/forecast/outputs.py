@@ -4,17 +4,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from hydroseq.fileio import manifest_path, publish_set
 from hydroseq.forecast.csv_writer import write_forecast_csv
-from hydroseq.forecast.hindcast import HindcastScores, score_hindcast, write_scores_csv
 from hydroseq.forecast.netcdf_writer import write_forecast_netcdf
-from hydroseq.forecast.plots import plot_hindcast, plot_plume
-from hydroseq.forecast.probabilistic import write_probabilistic_scores
 from hydroseq.forecast.result import ForecastResult
-from hydroseq.probabilistic_scores import ProbabilisticScores
+
+if TYPE_CHECKING:  # the scores exist for a hindcast only (see publish_forecast)
+    from hydroseq.forecast.hindcast import HindcastScores
+from hydroseq.scoring.probabilistic_scores import ProbabilisticScores
 
 
 @dataclass(frozen=True)
@@ -43,24 +44,14 @@ def publish_forecast(result: ForecastResult, target: Path, observed: np.ndarray 
     does: an interrupted run leaves the previous set as it was.
     """
     csv_path = target.with_suffix(".csv")
-    scores_csv = target.with_name(f"{target.stem}_scores.csv")
-    scores_png = target.with_name(f"{target.stem}_scores.png")
     manifest = manifest_path(target)
-    scores = None
     with publish_set(manifest) as staged:
         write_forecast_netcdf(result, staged.path(target))
         write_forecast_csv(result, staged.path(csv_path))
-        if observed is not None:
-            scores = score_hindcast(result, observed, baselines)
-            write_scores_csv(scores, staged.path(scores_csv))
-            plot_hindcast(result, observed, scores, staged.path(scores_png))
-        score_files: tuple[Path, ...] = (scores_csv, scores_png)
-        if scores is not None and observed is not None and distribution_scores is not None:
-            extra = tuple(target.with_name(f"{target.stem}_{name}") for name in
-                          ("probabilistic.csv", "reliability.png", "pit.png", "plume.png"))
-            write_probabilistic_scores(distribution_scores, result.leads, *(staged.path(path) for path in extra[:3]))
-            plot_plume(result, observed, scores, staged.path(extra[3]))
-            score_files += extra
-    if scores is None:
-        return PublishedForecast([target, csv_path, manifest], manifest)
+        if observed is None:
+            return PublishedForecast([target, csv_path, manifest], manifest)
+        # imported for a hindcast only: its figures load matplotlib, which a single forecast never needs
+        from hydroseq.forecast.hindcast_files import write_hindcast_files
+
+        scores, score_files = write_hindcast_files(staged, result, target, observed, baselines, distribution_scores)
     return PublishedForecast([target, csv_path, manifest], manifest, scores, score_files, distribution_scores)

@@ -2,7 +2,7 @@
 
 Thresholds come from a user table (``--thresholds FILE``: station, level, discharge) or, by default,
 from the model's training period in the ingested file (2- and 5-year flows from annual maxima,
-flow percentiles 95 and 99; :func:`hydroseq.thresholds.derived_thresholds`). The same training
+flow percentiles 95 and 99; :func:`hydroseq.scoring.thresholds.derived_thresholds`). The same training
 period gives the climatological distribution a hindcast's CRPS is compared with and the base rate
 of each event (the Brier skill score's reference). Nothing after the training period feeds them.
 """
@@ -13,24 +13,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
-from hydroseq.baselines import doy_quantile_table
 from hydroseq.errors import InputDataError
-from hydroseq.fileio import atomic_path
 from hydroseq.forecast.baselines import training_period
 from hydroseq.forecast.data_window import IngestedFile
 from hydroseq.forecast.result import ForecastResult
 from hydroseq.grid import GridSpec
-from hydroseq.probabilistic_scores import (
-    RELIABILITY_LEVEL,
+from hydroseq.scoring.baselines import doy_quantile_table
+from hydroseq.scoring.probabilistic_scores import (
     ProbabilisticScores,
     event_base_rates,
     score_quantile_forecast,
 )
-from hydroseq.quantiles import exceedance_probability
-from hydroseq.thresholds import StationThresholds, derived_thresholds, read_threshold_table
-from hydroseq.verification_plots import plot_pit_histogram, plot_reliability_diagram
+from hydroseq.scoring.quantiles import exceedance_probability
+from hydroseq.scoring.thresholds import StationThresholds, derived_thresholds, read_threshold_table
 
 
 @dataclass(frozen=True)
@@ -98,17 +94,3 @@ def score_hindcast_distribution(result: ForecastResult, observed: np.ndarray, pe
             observed[:, :, k].T.astype(np.float64), climatology, persistence[:, :, k].T.astype(np.float64),
             list(result.stations), record.thresholds, record.base_rates))
     return scores
-
-
-def write_probabilistic_scores(scores: list[ProbabilisticScores], leads: np.ndarray, csv_path: Path,
-                               reliability_png: Path, pit_png: Path) -> None:
-    """Per-station scores of every lead as one CSV, the reliability diagram of the 2-year flow and the
-    PIT histogram of the first lead."""
-    table = pd.concat([score.stations.assign(lead=int(lead)) for score, lead in zip(scores, leads, strict=True)])
-    table = table[["station", "lead", *[c for c in table.columns if c not in ("station", "lead")]]]
-    with atomic_path(csv_path) as tmp:
-        table.to_csv(tmp, index=False, float_format="%.4f")
-    diagrams = {f"lead {int(lead)}": score.reliability[RELIABILITY_LEVEL]
-                for score, lead in zip(scores, leads, strict=True) if RELIABILITY_LEVEL in score.reliability}
-    plot_reliability_diagram(diagrams, reliability_png, f"hindcast: exceeding the {RELIABILITY_LEVEL} flow")
-    plot_pit_histogram(scores[0].pit, pit_png, f"hindcast PIT, lead {int(leads[0])}")

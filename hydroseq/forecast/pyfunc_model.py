@@ -38,8 +38,8 @@ from hydroseq.errors import ConfigError, InputDataError
 from hydroseq.export import ExportedModel, ExportMetadata
 from hydroseq.forecast.features import gather_windows, history_lengths, observation_age_hours
 from hydroseq.forecast.issue_time import label_index_at_or_before, parse_instant
+from hydroseq.forecast.predict import member_forecasts, to_target_units
 from hydroseq.forecast.result import OBSERVATION_AGE_COLUMN, member_column, quantile_label
-from hydroseq.forecast.run import member_forecasts, to_target_units
 from hydroseq.forecast.served_input import (
     INPUT_NAME,
     STATION,

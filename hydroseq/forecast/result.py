@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-from hydroseq.thresholds import StationThresholds
-
-if TYPE_CHECKING:  # outputs.py imports this module
-    from hydroseq.forecast.outputs import PublishedForecast
+from hydroseq.scoring.thresholds import StationThresholds
 
 
 @dataclass(frozen=True)
@@ -41,8 +37,9 @@ class ForecastResult:
         deterministic values belong here: the files must be byte-identical on a re-run.
     skipped
         ``{station: reason}`` for stations that could not be forecast at any issue time.
-    station_names, lats, lons
-        Optional station metadata copied from the dataset into the NetCDF output.
+    station_names, lats, lons, area_km2
+        Optional station metadata copied from the dataset into the outputs; ``area_km2`` (float64, NaN
+        where unknown) turns a depth-rate forecast (mm/d) into m³/s (:mod:`hydroseq.forecast.discharge`).
     observation_age_hours
         float32 ``[issue time, station]``: hours from the newest observed target to the issue
         time (0: observed at the issue step; NaN: none in the model's window), for models that
@@ -93,6 +90,7 @@ class ForecastResult:
     station_names: tuple[str, ...] | None = None
     lats: np.ndarray | None = None
     lons: np.ndarray | None = None
+    area_km2: np.ndarray | None = None
     observation_age_hours: np.ndarray | None = None
     ungauged: tuple[str, ...] = ()
     forecast_input_age_hours: np.ndarray | None = None
@@ -147,23 +145,3 @@ def quantile_label(level: float) -> str:
     """``q05`` for 0.05, ``q50`` for 0.5, ``q97.5`` for 0.975: the level in percent."""
     percent = f"{level * 100:.6g}"
     return f"q{percent.zfill(2) if '.' not in percent else percent}"
-
-
-@dataclass(frozen=True)
-class ForecastRun:
-    """What :func:`hydroseq.forecast.run_forecast` returns.
-
-    Attributes
-    ----------
-    result
-        The forecast (NaN where a station could not be forecast; the reasons in ``result.skipped``).
-    stations_forecast
-        Stations forecast at one issue time at least.
-    published
-        The files written (and a hindcast's scores); None when no station could be forecast, in
-        which case nothing was written.
-    """
-
-    result: ForecastResult
-    stations_forecast: int
-    published: PublishedForecast | None

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from tqdm import tqdm
 
 from hydroseq import __version__
 from hydroseq.dataset import FeatureLayout, Scalers, StationData, build_features
@@ -17,16 +15,16 @@ from hydroseq.export import ExportedModel
 from hydroseq.export.metadata import METADATA_FILE, ONNX_FILE
 from hydroseq.forecast.baselines import hindcast_baselines, training_climatology
 from hydroseq.forecast.data_window import IngestedFile, StationInfo
-from hydroseq.forecast.features import gather_windows, history_lengths, observation_age_hours
+from hydroseq.forecast.features import history_lengths, observation_age_hours
 from hydroseq.forecast.freshness import issue_label_past_the_data, nothing_at_the_issue_step, stale_gauges
 from hydroseq.forecast.issue_time import label_index_at_or_before, parse_issue_times
-from hydroseq.forecast.outputs import publish_forecast
+from hydroseq.forecast.outputs import PublishedForecast, publish_forecast
+from hydroseq.forecast.predict import predict_issues
 from hydroseq.forecast.probabilistic import exceedance, score_hindcast_distribution, training_record
 from hydroseq.forecast.product_use import MissingForecastInput, ProductUse, product_use
-from hydroseq.forecast.result import ForecastResult, ForecastRun
+from hydroseq.forecast.result import ForecastResult
 
 DEFAULT_FORECAST_DIR = Path("runs/forecast")
-ROWS_PER_CHUNK = 65536  # sequences assembled at once: bounds memory to ~rows x N x F x 4 bytes
 
 
 @dataclass(frozen=True)
@@ -38,6 +36,26 @@ class Plan:
     stop: int  # one past the last grid step read
     is_range: bool
     past_the_data: np.datetime64 | None = None  # the label of a single issue time after the file's end
+
+
+@dataclass(frozen=True)
+class ForecastRun:
+    """What :func:`hydroseq.forecast.run_forecast` returns.
+
+    Attributes
+    ----------
+    result
+        The forecast (NaN where a station could not be forecast; the reasons in ``result.skipped``).
+    stations_forecast
+        Stations forecast at one issue time at least.
+    published
+        The files written (and a hindcast's scores); None when no station could be forecast, in
+        which case nothing was written.
+    """
+
+    result: ForecastResult
+    stations_forecast: int
+    published: PublishedForecast | None
 
 
 def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, out: str | Path | None = None,
@@ -134,8 +152,8 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
                            Path(forcing_forecast or data_path), forcing_attributes)
     lengths = history_lengths(valid, local_ends, metadata.seq_len)
     needed = min(metadata.min_len, metadata.seq_len)
-    values, members = _predict(model, scalers, data.station_ids, features, local_ends, lengths, needed, batch_size,
-                      progress=show_progress and plan.is_range)
+    values, members = predict_issues(model, scalers, data.station_ids, features, local_ends, lengths, needed,
+                                     batch_size, progress=show_progress and plan.is_range)
     age = observation_age_hours(data.target, local_ends, metadata.grid.step).T if layout.observed_flag else None
     skipped = _skip_reasons(data, valid, lengths, local_ends, needed)
     ungauged = () if newest is None or not observed_flag else tuple(np.asarray(data.station_ids)[newest < 0])
@@ -189,50 +207,6 @@ def _plan(source: IngestedFile, issue_time: str, seq_len: int, max_lead: int) ->
     return Plan(ends=ends, start=max(0, first_end - seq_len + 1), stop=stop, is_range=is_range)
 
 
-def _predict(model: ExportedModel, scalers: Scalers, station_ids: tuple[str, ...], features: np.ndarray,
-             ends: np.ndarray, lengths: np.ndarray, needed: int, batch_size: int,
-             progress: bool) -> tuple[np.ndarray, np.ndarray | None]:
-    """``[issue, station, lead(, level)]`` forecasts in the target's units (NaN where not forecast) and an
-    ensemble's members' point forecasts ``[issue, station, lead, member]`` (their medians; None for one network)."""
-    n_leads, levels, n_members = len(model.metadata.leads), model.metadata.quantiles, model.metadata.members
-    values = np.full((len(ends), len(station_ids), n_leads, *((len(levels),) if levels else ())), np.nan,
-                     dtype=np.float32)
-    members = (np.full((len(ends), len(station_ids), n_leads, n_members), np.nan, dtype=np.float32)
-               if n_members > 1 else None)
-    issues_per_chunk = max(1, ROWS_PER_CHUNK // max(1, len(station_ids)))
-    chunks = range(0, len(ends), issues_per_chunk)
-    ids = np.asarray(station_ids, dtype=object)
-    bar_wanted = progress and len(chunks) > 1  # then None: drawn on a terminal only, never into a log
-    for first in tqdm(chunks, desc="hindcast", unit="chunk", disable=None if bar_wanted else True):
-        block = slice(first, first + issues_per_chunk)
-        stations, issues = np.nonzero(lengths[:, block] >= needed)
-        issues += first
-        rows_lengths = lengths[stations, issues]
-        x = gather_windows(features, stations, ends[issues], rows_lengths, model.seq_len)
-        scaled, scaled_members = model.run(x, rows_lengths, batch_size=batch_size)
-        values[issues, stations, :] = to_target_units(scalers, scaled, list(ids[stations]))
-        if members is not None and scaled_members is not None:
-            members[issues, stations] = member_forecasts(scalers, scaled_members, levels, list(ids[stations]))
-    return values, members
-
-
-def member_forecasts(scalers: Scalers, scaled_members: np.ndarray, levels: Sequence[float],
-                     station_ids: list[str]) -> np.ndarray:
-    """An ensemble's ``[row, member, lead(, level)]`` scaled outputs as the members' point forecasts
-    ``[row, lead, member]`` in the target's units (their medians for a quantile model)."""
-    point = scaled_members[..., levels.index(0.5)] if levels else scaled_members
-    return to_target_units(scalers, point, station_ids).transpose(0, 2, 1)
-
-
-def to_target_units(scalers: Scalers, scaled: np.ndarray, station_ids: list[str]) -> np.ndarray:
-    """Scaled model outputs in the target's units, with negative discharge set to 0.
-
-    The network is unconstrained and can undershoot at low flows; a forecast product must not
-    publish a negative discharge. The raw outputs stay available through ``ExportedModel.predict``.
-    """
-    return np.maximum(scalers.inverse_target(scaled, station_ids), 0.0)
-
-
 def _skip_reasons(data: StationData, valid: np.ndarray, lengths: np.ndarray, ends: np.ndarray,
                   needed: int) -> dict[str, str]:
     """Why each station that was never forecast was skipped (judged at the last issue step)."""
@@ -274,7 +248,7 @@ def _result(model: ExportedModel, data: StationData, info: StationInfo, plan: Pl
         units=info.target_units, long_name=f"forecast of {info.target_long_name}",
         standard_name=info.target_standard_name, attributes=attributes,
         skipped=skipped, station_names=info.names, lats=info.lats, lons=info.lons,
-        observation_age_hours=age_hours,
+        area_km2=info.areas, observation_age_hours=age_hours,
         forecast_input_age_hours=products.age_hours, forecast_inputs=products.inputs,
         forecast_input_read=products.read, forecast_input_ages=products.input_age_hours,
         fallback={station: why for station, why in products.fallback.items() if station not in skipped},

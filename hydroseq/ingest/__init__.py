@@ -12,7 +12,8 @@ from hydroseq.ingest.distributed import dask_client
 from hydroseq.ingest.pipeline import ingest, plan_sources
 from hydroseq.ingest.report import IngestReport
 from hydroseq.ingest.station import SourcePlan, StationResult, ingest_station
-from hydroseq.ingest.stations import Station, load_stations
+from hydroseq.ingest.station_list import load_stations
+from hydroseq.ingest.stations import Station
 from hydroseq.ingest.timegrid import TimeGrid, build_grid
 
 __all__ = ["IngestReport", "SourcePlan", "Station", "StationResult", "TimeGrid", "build_grid", "dask_client",

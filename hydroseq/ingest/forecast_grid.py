@@ -28,9 +28,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+import hydroseq.ingest.units as units
 from hydroseq.config.forecast_source import ForecastSourceConfig
 from hydroseq.errors import InputDataError
-from hydroseq.ingest import units
 from hydroseq.ingest.forecast_products import Product, read_products
 from hydroseq.ingest.stations import Station
 from hydroseq.ingest.timegrid import TimeGrid

@@ -27,9 +27,10 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+import hydroseq.ingest.plausibility as plausibility
+import hydroseq.ingest.units as units
 from hydroseq.config.forecast_source import ForecastSourceConfig, ForecastVariableSpec
 from hydroseq.errors import InputDataError
-from hydroseq.ingest import plausibility, units
 from hydroseq.ingest.readers.gridded import extract_at_station
 from hydroseq.ingest.readers.integrity import check_complete
 from hydroseq.ingest.readers.netcdf import _decode_times, mask_default_fill

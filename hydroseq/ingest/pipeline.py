@@ -16,7 +16,8 @@ from hydroseq.ingest.output import build_dataset, write_dataset
 from hydroseq.ingest.readers import READERS, source_files
 from hydroseq.ingest.report import IngestReport, build_report, nothing_ingested, save_report
 from hydroseq.ingest.station import SourcePlan, StationResult, ingest_station
-from hydroseq.ingest.stations import Station, load_stations
+from hydroseq.ingest.station_list import load_stations
+from hydroseq.ingest.stations import Station
 from hydroseq.ingest.timegrid import TimeGrid, build_grid
 from hydroseq.ingest.zarr_output import check_replaceable, is_zarr_path, stations_per_chunk, write_zarr
 

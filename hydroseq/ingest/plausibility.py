@@ -26,10 +26,10 @@ from __future__ import annotations
 
 import numpy as np
 
+import hydroseq.ingest.units as units
 from hydroseq.config.ingest import SourceConfig
 from hydroseq.config.variables import VariableSpec
 from hydroseq.errors import InputDataError
-from hydroseq.ingest import units
 from hydroseq.ingest.readers.base import RawSeries
 
 DEFAULT_BOUNDS: dict[str, tuple[float, float]] = {

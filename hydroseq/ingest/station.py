@@ -12,9 +12,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+import hydroseq.ingest.plausibility as plausibility
+import hydroseq.ingest.units as units
 from hydroseq.config.ingest import SourceConfig
 from hydroseq.errors import InputDataError
-from hydroseq.ingest import plausibility, units
 from hydroseq.ingest.readers import READERS, RawSeries
 from hydroseq.ingest.readers.base import format_offset
 from hydroseq.ingest.resample import to_grid

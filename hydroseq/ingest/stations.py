@@ -29,19 +29,13 @@ class Station:
     static: dict[str, float] = field(default_factory=dict)
 
 
-def load_stations(config: StationsConfig) -> list[Station]:
-    """Read and check the stations, restricted to ``config.ids`` when given.
+def table_stations(config: StationsConfig) -> list[Station]:
+    """Read and check the stations of the table ``config.path``, restricted to ``config.ids`` when given.
 
-    A published dataset (``config.dataset``) is read by :func:`hydroseq.ingest.published.published_stations`.
-    For a table, raises :class:`InputDataError` naming the table and the row for a missing column, a
-    duplicated id, a non-numeric coordinate/attribute, an unknown time zone, or an id in ``ids`` not
-    in the table.
+    Raises :class:`InputDataError` naming the table and the row for a missing column, a duplicated
+    id, a non-numeric coordinate/attribute, an unknown time zone, or an id in ``ids`` not in the table.
     """
-    if config.path is None:
-        # imported here: the published module builds its stations with this module's Station
-        from hydroseq.ingest.published import published_stations
-
-        return published_stations(config)
+    assert config.path is not None  # a config names a table or a published dataset (validated)
     path = config.path
     try:
         table = pd.read_csv(path, dtype={"station_id": str}, keep_default_na=True)

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import mlflow
 
+import hydroseq.training.checkpoint as ckpt
+import hydroseq.training.tracking as tracking
 from hydroseq.config import TrainConfig
 from hydroseq.fileio import write_text_atomic
-from hydroseq.training import checkpoint as ckpt
-from hydroseq.training import tracking
 from hydroseq.training.data import load_training_data
 from hydroseq.training.finish import finish_run, start_run
 from hydroseq.training.init_from import load_base_model

@@ -13,10 +13,11 @@ from mlflow.entities import LoggedModel, LoggedModelStatus, Param
 from mlflow.tracking import MlflowClient
 
 import hydroseq
+import hydroseq.training.checkpoint as ckpt
+import hydroseq.training.store as store
+import hydroseq.training.tracking as tracking
 from hydroseq.config import TrackingConfig, TrainConfig, dump_config
 from hydroseq.fileio import write_text_atomic
-from hydroseq.training import checkpoint as ckpt
-from hydroseq.training import store, tracking
 from hydroseq.training.calibration import fit_quantile_scale
 from hydroseq.training.data import TrainingData
 from hydroseq.training.predict import eval_batch_size, predict_split

@@ -20,12 +20,14 @@ import mlflow
 import torch
 from tqdm.auto import tqdm
 
+import hydroseq.training.checkpoint as ckpt
+import hydroseq.training.distributed as distributed
+import hydroseq.training.store as store
+import hydroseq.training.tracking as tracking
 from hydroseq.batching import BatchLoader, make_loader
 from hydroseq.config import TrainConfig
 from hydroseq.fileio import make_output_dir
 from hydroseq.model import LSTMModel, get_model, masked_mse, nse_loss, pinball_loss
-from hydroseq.training import checkpoint as ckpt
-from hydroseq.training import distributed, store, tracking
 from hydroseq.training.augment import hide_forecast, hide_observed
 from hydroseq.training.data import TrainingData, load_training_data
 from hydroseq.training.ensemble import train_ensemble

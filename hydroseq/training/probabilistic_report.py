@@ -8,14 +8,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from hydroseq.baselines import doy_climatology_quantiles, persistence
 from hydroseq.config import TrainConfig
 from hydroseq.dataset import SplitName, StationData
 from hydroseq.fileio import atomic_path
-from hydroseq.probabilistic_scores import RELIABILITY_LEVEL, event_base_rates, score_quantile_forecast
-from hydroseq.thresholds import StationThresholds, derived_thresholds
+from hydroseq.scoring.baselines import doy_climatology_quantiles, persistence
+from hydroseq.scoring.probabilistic_scores import RELIABILITY_LEVEL, event_base_rates, score_quantile_forecast
+from hydroseq.scoring.thresholds import StationThresholds, derived_thresholds
+from hydroseq.scoring.verification_plots import plot_pit_histogram, plot_reliability_diagram
 from hydroseq.training.predict import SplitPrediction
-from hydroseq.verification_plots import plot_pit_histogram, plot_reliability_diagram
 
 
 @dataclass

@@ -9,12 +9,13 @@ import numpy as np
 import pandas as pd
 import torch
 
-from hydroseq.baselines import doy_climatology, persistence
 from hydroseq.config import TrainConfig
 from hydroseq.dataset import Scalers, SplitName, StationData
-from hydroseq.event_verification import pooled_event_scores, score_events
 from hydroseq.fileio import atomic_path
 from hydroseq.model import TrainedModel
+from hydroseq.scoring.baselines import doy_climatology, persistence
+from hydroseq.scoring.event_verification import pooled_event_scores, score_events
+from hydroseq.scoring.skill import stations_beating
 from hydroseq.training.plots import pick_stations, plot_hydrographs
 from hydroseq.training.predict import ALWAYS_HIDDEN, SplitPrediction, eval_batch_size, predict_split
 from hydroseq.training.probabilistic_report import ProbabilisticReport, report_probabilistic, training_thresholds
@@ -41,7 +42,7 @@ class SplitReport:
         Long table: one row per station, lead and forecast (``model``, ``persistence``,
         ``climatology``; for models reading the observed target also ``model_hidden<k>`` with
         ``persistence_hidden<k>``, the newest observation k steps before the issue time, and
-        ``model_always_hidden``) with the metrics of :func:`hydroseq.metrics.all_metrics`.
+        ``model_always_hidden``) with the metrics of :func:`hydroseq.scoring.metrics.all_metrics`.
     summary
         ``{"<split>_<forecast>_lead<k>_median_nse": ...}``, medians and means over stations of NSE,
         KGE, RMSE and bias, medians of the :data:`~hydroseq.training.scoring.SIGNATURE_COLUMNS`,
@@ -50,7 +51,7 @@ class SplitReport:
     csv_path, plot_paths
         Files written.
     events, events_csv_path
-        Event verification (:func:`hydroseq.event_verification.score_events`) of every forecast at
+        Event verification (:func:`hydroseq.scoring.event_verification.score_events`) of every forecast at
         the training-period flood thresholds: one row per station, lead, forecast and threshold.
     probabilistic
         Quantile models: CRPS, interval coverage and flood-threshold scores (its summary is
@@ -122,8 +123,10 @@ def report_split(model: TrainedModel, station_data: StationData, scalers: Scaler
             if name in EVENT_SUMMARY_FORECASTS:
                 summary.update({f"{split}_{name}_lead{lead}_{key}": value
                                 for key, value in pooled_event_scores(events, thresholds.levels).items()})
-        beats = by_forecast["model"]["nse"].to_numpy() > by_forecast["persistence"]["nse"].to_numpy()
-        summary[f"{split}_lead{lead}_stations_beating_persistence"] = float(beats.sum())
+        beating, compared = stations_beating(by_forecast["model"]["nse"].to_numpy(),
+                                             by_forecast["persistence"]["nse"].to_numpy())
+        summary[f"{split}_lead{lead}_stations_beating_persistence"] = float(beating)
+        summary[f"{split}_lead{lead}_stations_compared_with_persistence"] = float(compared)
     scores = pd.concat(frames, ignore_index=True)[["station", "lead", "forecast", *frames[0].columns[1:-2]]]
     csv_path = out_dir / f"metrics_{split}.csv"
     with atomic_path(csv_path) as tmp:

@@ -8,8 +8,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from hydroseq import metrics
-from hydroseq.peak_metrics import missed_window, timing_window
+from hydroseq.scoring import metrics
+from hydroseq.scoring.peak_metrics import missed_window, timing_window
 
 SCORE_COLUMNS = ["nse", "kge", "r", "alpha", "beta", "beta_nse", "fhv", "fms", "flv", "peak_timing", "missed_peaks",
                  "rmse", "bias", "n"]
@@ -20,9 +20,9 @@ DAY = dt.timedelta(days=1)
 
 def score_stations(obs: np.ndarray, sim: np.ndarray, station_ids: Sequence[str], step: dt.timedelta = DAY
                    ) -> pd.DataFrame:
-    """One row per station with :func:`hydroseq.metrics.all_metrics` of ``obs``/``sim [station, time]``.
+    """One row per station with :func:`hydroseq.scoring.metrics.all_metrics` of ``obs``/``sim [station, time]``.
 
-    ``step`` (the grid step) sets the peak windows: :func:`hydroseq.peak_metrics.timing_window`.
+    ``step`` (the grid step) sets the peak windows: :func:`hydroseq.scoring.peak_metrics.timing_window`.
     """
     windows = {"timing_window": timing_window(step), "missed_window": missed_window(step)}
     rows = [metrics.all_metrics(obs[i], sim[i], **windows) for i in range(len(station_ids))]

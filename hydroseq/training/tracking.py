@@ -28,10 +28,10 @@ from mlflow.entities import Dataset, DatasetInput, InputTag  # noqa: E402
 from mlflow.exceptions import MlflowException  # noqa: E402
 from mlflow.utils.mlflow_tags import MLFLOW_DATASET_CONTEXT, MLFLOW_GIT_COMMIT  # noqa: E402
 
+import hydroseq.training.store as store  # noqa: E402
 from hydroseq.config import TrackingConfig  # noqa: E402
 from hydroseq.dataset import StationData  # noqa: E402
 from hydroseq.errors import ConfigError  # noqa: E402
-from hydroseq.training import store  # noqa: E402
 from hydroseq.training.checkpoint import Checkpoint  # noqa: E402
 
 MAX_PARAM_LENGTH = 6000  # MLflow's limit on a param value

@@ -18,7 +18,7 @@ from hydroseq.cli import main
 from hydroseq.errors import ExitCode, InputDataError
 from hydroseq.forecast import run_forecast
 from hydroseq.grid import GridSpec
-from hydroseq.metrics import kge, nse
+from hydroseq.scoring.metrics import kge, nse
 
 ISSUE = "2014-06-30"  # local day; its grid label is 2014-07-01T08:00Z
 ISSUE_LABEL = "2014-07-01T08:00"
@@ -166,7 +166,7 @@ def test_hindcast_scores_against_observations(exported, ingested, tmp_path) -> N
 def test_negative_model_outputs_are_published_as_zero_discharge(exported: Path, ingested: Path) -> None:
     from hydroseq.dataset import Scalers
     from hydroseq.export import ExportedModel
-    from hydroseq.forecast.run import to_target_units
+    from hydroseq.forecast.predict import to_target_units
 
     scalers = Scalers.from_dict(ExportedModel(exported).metadata.scalers)
     stations = [str(xr.open_dataset(ingested).station.values[0])] * 3

@@ -10,7 +10,6 @@ import pandas as pd
 import pytest
 import xarray as xr
 
-from hydroseq.baselines import doy_climatology
 from hydroseq.cli import main
 from hydroseq.dataset import Scalers, load_station_data
 from hydroseq.export import ExportMetadata
@@ -18,7 +17,8 @@ from hydroseq.forecast import baselines as forecast_baselines
 from hydroseq.forecast import run_forecast
 from hydroseq.forecast.baselines import climatology_table, persistence_forecast, training_period
 from hydroseq.forecast.data_window import IngestedFile
-from hydroseq.metrics import nse
+from hydroseq.scoring.baselines import doy_climatology
+from hydroseq.scoring.metrics import nse
 
 RANGE = "2014-05-01..2014-06-30"
 LATE = {"01022500": 3, "01547700": 12}  # discharge missing for k days before 2014-06-10 (inclusive)

@@ -12,9 +12,9 @@ import torch
 import xarray as xr
 from mlflow.tracking import MlflowClient
 
-from hydroseq import metrics
 from hydroseq.errors import ConfigError
 from hydroseq.forecast.pyfunc_logging import log_forecast_model
+from hydroseq.scoring import metrics
 from hydroseq.training import evaluate, train
 from hydroseq.training.checkpoint import Checkpoint
 from hydroseq.training.runtime import check_bf16

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from scipy import stats
 
-from hydroseq import quantiles, verification
-from hydroseq.quantiles import DEFAULT_QUANTILES
+from hydroseq.scoring import quantiles, verification
+from hydroseq.scoring.quantiles import DEFAULT_QUANTILES
 
 MANY_LEVELS = (np.arange(199) + 0.5) / 199
 

@@ -10,7 +10,7 @@ from matplotlib.figure import Figure
 from numpy.typing import ArrayLike
 
 from hydroseq.fileio import atomic_path
-from hydroseq.verification import pit_histogram
+from hydroseq.scoring.verification import pit_histogram
 
 
 def _save(figure: Figure, path: str | Path) -> Path:
@@ -49,7 +49,7 @@ def plot_reliability_diagram(tables: dict[str, pd.DataFrame], path: str | Path, 
     Parameters
     ----------
     tables
-        Label (e.g. ``"lead 1"``) -> a table of :func:`hydroseq.verification.reliability_table`;
+        Label (e.g. ``"lead 1"``) -> a table of :func:`hydroseq.scoring.verification.reliability_table`;
         one line each, empty bins left out.
     path
         The PNG to write (replaced atomically).

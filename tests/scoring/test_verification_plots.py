@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hydroseq import verification
 from hydroseq.errors import OutputPathError
-from hydroseq.verification_plots import plot_pit_histogram, plot_reliability_diagram
+from hydroseq.scoring import verification
+from hydroseq.scoring.verification_plots import plot_pit_histogram, plot_reliability_diagram
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 

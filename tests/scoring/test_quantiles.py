@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from scipy import stats
 
-from hydroseq import quantiles
-from hydroseq.quantiles import DEFAULT_QUANTILES
+from hydroseq.scoring import quantiles
+from hydroseq.scoring.quantiles import DEFAULT_QUANTILES
 
 VALUES = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0])  # at the default levels 0.05 .. 0.95
 

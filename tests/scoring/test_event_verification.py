@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from hydroseq.event_verification import event_contingency, exceedance_events, pooled_event_scores, score_events
-from hydroseq.thresholds import StationThresholds
-from hydroseq.verification import contingency_scores
+from hydroseq.scoring.event_verification import event_contingency, exceedance_events, pooled_event_scores, score_events
+from hydroseq.scoring.thresholds import StationThresholds
+from hydroseq.scoring.verification import contingency_scores
 
 # observed events: steps 1-2 and step 5; forecast events: steps 2, 6 and 8 (threshold 1)
 OBS = np.array([0, 5, 5, 0, 0, 5, 0, 0, 0, 0], dtype=float)

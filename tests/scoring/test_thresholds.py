@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from hydroseq import thresholds
 from hydroseq.errors import InputDataError
-from hydroseq.thresholds import StationThresholds
+from hydroseq.scoring import thresholds
+from hydroseq.scoring.thresholds import StationThresholds
 
 STATIONS = ["01022500", "01547700", "02064000"]
 LOC, SCALE = 100.0, 30.0

@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from hydroseq import metrics
-from hydroseq.peak_metrics import mean_peak_timing, missed_peaks, missed_window, timing_window
+from hydroseq.scoring import metrics
+from hydroseq.scoring.peak_metrics import mean_peak_timing, missed_peaks, missed_window, timing_window
 
 STEPS = np.arange(600)
 CENTRES = (100, 250, 420)  # more than 100 steps apart: find_peaks keeps all three

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from hydroseq import metrics
+from hydroseq.scoring import metrics
 
 OBS = [1.0, 2.0, 3.0, 4.0]
 SIM = [1.0, 3.0, 2.0, 6.0]

@@ -9,8 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from hydroseq.baselines import DayOfYearMeans, doy_climatology, newest_observed, persistence
+from hydroseq.dataset.observed import newest_observed
 from hydroseq.grid import GridSpec
+from hydroseq.scoring.baselines import DayOfYearMeans, doy_climatology, persistence
 
 
 def test_newest_observed_carries_the_last_reading_and_is_nan_before_the_first() -> None:

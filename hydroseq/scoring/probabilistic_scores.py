@@ -2,7 +2,7 @@
 
 One function serves ``hydroseq evaluate`` (training stage) and the hindcast (forecast stage). CRPS
 is computed on the forecast's own quantile levels for the model and the climatological distribution
-alike (:func:`hydroseq.verification.crps_quantiles`), so the two are on one scale; persistence is a
+alike (:func:`hydroseq.scoring.verification.crps_quantiles`), so the two are on one scale; persistence is a
 point forecast, whose CRPS on symmetric levels is its absolute error (scored the same way).
 """
 
@@ -13,9 +13,15 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from hydroseq.quantiles import coverage_by_station, exceedance_probability, pit
-from hydroseq.thresholds import StationThresholds
-from hydroseq.verification import brier_score, brier_skill_score, contingency_scores, crps_quantiles, reliability_table
+from hydroseq.scoring.quantiles import coverage_by_station, exceedance_probability, pit
+from hydroseq.scoring.thresholds import StationThresholds
+from hydroseq.scoring.verification import (
+    brier_score,
+    brier_skill_score,
+    contingency_scores,
+    crps_quantiles,
+    reliability_table,
+)
 
 WARNING_PROBABILITY = 0.5  # a warning is "issued" when the exceedance probability reaches this
 RELIABILITY_LEVEL = "2-year"  # the threshold whose reliability diagram evaluate and the hindcast draw

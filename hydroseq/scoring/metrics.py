@@ -8,7 +8,7 @@ alpha and r) is NaN rather than an error, so one bad station does not stop an ev
 The flow-duration-curve biases (:func:`fdc_fhv`, :func:`fdc_fms`, :func:`fdc_flv`; Yilmaz et al.
 2008) and the NSE decomposition (:func:`alpha_nse`, :func:`beta_nse`; Gupta et al. 2009) follow
 NeuralHydrology's definitions, percentages included, so that the numbers compare with published
-ones; the peak metrics live in :mod:`hydroseq.peak_metrics`.
+ones; the peak metrics live in :mod:`hydroseq.scoring.peak_metrics`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from hydroseq.peak_metrics import mean_peak_timing, missed_peaks
+from hydroseq.scoring.peak_metrics import mean_peak_timing, missed_peaks
 
 # What NeuralHydrology puts in place of zero flows before taking logs (and adds to log denominators).
 LOG_FLOOR = 1e-6
@@ -198,12 +198,12 @@ def bias(obs: ArrayLike, sim: ArrayLike) -> float:
 
 
 def all_metrics(obs: ArrayLike, sim: ArrayLike, timing_window: int = 3, missed_window: int = 1) -> dict[str, float]:
-    """Every metric of this module and :mod:`hydroseq.peak_metrics` for one series.
+    """Every metric of this module and :mod:`hydroseq.scoring.peak_metrics` for one series.
 
     Keys: nse, kge, r (Pearson), alpha (alpha-NSE, KGE's alpha), beta (KGE's mean ratio),
     beta_nse, fhv, fms, flv (percent), peak_timing (steps), missed_peaks (fraction), rmse, bias, n.
-    The windows are in steps (:func:`hydroseq.peak_metrics.timing_window` and
-    :func:`~hydroseq.peak_metrics.missed_window` give NeuralHydrology's for a grid step; the
+    The windows are in steps (:func:`hydroseq.scoring.peak_metrics.timing_window` and
+    :func:`~hydroseq.scoring.peak_metrics.missed_window` give NeuralHydrology's for a grid step; the
     defaults are those of a daily grid).
     """
     k = kge(obs, sim)

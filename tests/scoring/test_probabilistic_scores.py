@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hydroseq.baselines import doy_climatology_quantiles
-from hydroseq.probabilistic_scores import event_base_rates, score_quantile_forecast
-from hydroseq.thresholds import StationThresholds
+from hydroseq.scoring.baselines import doy_climatology_quantiles
+from hydroseq.scoring.probabilistic_scores import event_base_rates, score_quantile_forecast
+from hydroseq.scoring.thresholds import StationThresholds
 
 LEVELS = (0.05, 0.25, 0.5, 0.75, 0.95)
 

@@ -1,6 +1,6 @@
 """Event verification of threshold exceedances: hits, misses and false alarms counted per flood event.
 
-The per-step table (:func:`hydroseq.verification.contingency_scores`) counts time steps, so a
+The per-step table (:func:`hydroseq.scoring.verification.contingency_scores`) counts time steps, so a
 five-day flood forecast one day late scores four hits, one miss and one false alarm, and a long
 flood weighs more than a short one. Here the unit is the event, as a forecaster counts warnings:
 
@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
-from hydroseq.thresholds import StationThresholds
+from hydroseq.scoring.thresholds import StationThresholds
 
 COUNTS = ("observed_events", "forecast_events", "hits", "misses", "false_alarms")
 SCORES = ("pod", "far", "csi")

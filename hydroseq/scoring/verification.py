@@ -18,7 +18,7 @@ import pandas as pd
 import scoringrules
 from numpy.typing import ArrayLike, NDArray
 
-from hydroseq.quantiles import check_levels
+from hydroseq.scoring.quantiles import check_levels
 
 # scoringrules' numpy backend, named so that the scores do not depend on whether numba is installed.
 BACKEND = "numpy"
@@ -59,7 +59,7 @@ def crps_quantiles(values: ArrayLike, levels: ArrayLike, obs: ArrayLike) -> NDAr
     values
         ``[..., Q]`` quantile values (their order along the axis does not matter).
     levels
-        The ``Q`` levels (:func:`hydroseq.quantiles.check_levels`).
+        The ``Q`` levels (:func:`hydroseq.scoring.quantiles.check_levels`).
     obs
         Observations broadcasting with ``values.shape[:-1]``.
 

@@ -22,23 +22,6 @@ def persistence(target: np.ndarray, lead: int) -> np.ndarray:
     return shifted
 
 
-def newest_observed_step(target: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """``[station, len(ends)]``: the step of the newest finite ``target`` at or before each end step (-1: none)."""
-    steps = np.arange(target.shape[1])
-    return np.maximum.accumulate(np.where(np.isfinite(target), steps, -1), axis=1)[:, ends]
-
-
-def newest_observed(target: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """``[station, len(ends)]``: the newest finite ``target`` value at or before each step of ``ends``.
-
-    What an operator's persistence forecast uses at an issue step: the last reading the gauge sent,
-    however old within ``target`` (NaN when there is none). Nothing after an end step is read.
-    """
-    newest = newest_observed_step(target, ends)
-    values = np.take_along_axis(target, np.maximum(newest, 0), axis=1)
-    return np.where(newest >= 0, values, np.nan)
-
-
 class DayOfYearMeans:
     """Per-station mean of a target by local day of year, accumulated chunk by chunk.
 
