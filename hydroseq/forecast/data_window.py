@@ -29,6 +29,7 @@ class StationInfo:
     names: tuple[str, ...] | None
     lats: np.ndarray | None
     lons: np.ndarray | None
+    areas: np.ndarray | None  # catchment areas in km2 (NaN: unknown)
     target_units: str
     target_long_name: str
     target_standard_name: str
@@ -162,7 +163,7 @@ class IngestedFile:
         return np.asarray(variable.transpose("station", "time").values, dtype=np.float32)
 
     def info(self) -> StationInfo:
-        """Station names and positions, the target's units and names and the dataset checksum."""
+        """Station names, positions and areas, the target's units and names and the dataset checksum."""
         data = self.dataset
         target = (data[self.metadata.target].attrs if self.has_target
                   else {"units": self.metadata.input_units.get(self.metadata.target, "")})
@@ -171,6 +172,7 @@ class IngestedFile:
             names=names,
             lats=np.asarray(data["lat"].values, np.float64) if "lat" in data.variables else None,
             lons=np.asarray(data["lon"].values, np.float64) if "lon" in data.variables else None,
+            areas=np.asarray(data["area_km2"].values, np.float64) if "area_km2" in data.variables else None,
             target_units=str(target.get("units", "")),
             target_long_name=str(target.get("long_name", self.metadata.target)),
             target_standard_name=str(target.get("standard_name", "")),

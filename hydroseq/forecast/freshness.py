@@ -43,7 +43,7 @@ def nothing_at_the_issue_step(metadata: ExportMetadata, info: StationInfo, stati
         step=metadata.grid.step, values=np.full((1, len(station_ids), len(leads)), np.nan, np.float32),
         variable=metadata.target, units=info.target_units, long_name=f"forecast of {info.target_long_name}",
         standard_name=info.target_standard_name, skipped=dict.fromkeys(station_ids, reason),
-        station_names=info.names, lats=info.lats, lons=info.lons)
+        station_names=info.names, lats=info.lats, lons=info.lons, area_km2=info.areas)
 
 
 def stale_gauges(result: ForecastResult, newest: np.ndarray, issue: int, step: pd.Timedelta,
