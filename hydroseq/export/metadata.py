@@ -13,7 +13,9 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from hydroseq.config.train import ForecastInput
+from pydantic import ValidationError
+
+from hydroseq.config.train import ForecastInput, Period
 from hydroseq.dataset.features import FeatureLayout
 from hydroseq.errors import InputDataError
 from hydroseq.grid import GRID_ATTRIBUTES, GridSpec
@@ -54,7 +56,8 @@ class ExportMetadata:
     files
         ``{file name: sha256}`` of every other file in the directory.
     train_config
-        The resolved train config of the run (for reference; forecasting does not need it).
+        The resolved train config of the run (for reference; forecasting reads only its training
+        period, through :attr:`training_period`).
     forecast_inputs, forecast_horizon
         The weather-forecast inputs the model reads for leads 1..``forecast_horizon`` (as
         :class:`hydroseq.config.train.ForecastInput` dicts; empty for a model without them).
@@ -100,6 +103,14 @@ class ExportMetadata:
     def forecast_input_specs(self) -> list[ForecastInput]:
         """The forecast inputs as config objects."""
         return [ForecastInput.model_validate(item) for item in self.forecast_inputs]
+
+    @property
+    def training_period(self) -> Period | None:
+        """The local days the model was trained on (the train config's training split); None if not recorded."""
+        try:
+            return Period.model_validate(self.train_config["data"]["splits"]["train"])
+        except (KeyError, TypeError, ValidationError):
+            return None
 
     @property
     def perfect_forecast_inputs(self) -> bool:

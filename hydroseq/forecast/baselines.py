@@ -10,11 +10,9 @@
 
 from __future__ import annotations
 
-import datetime as dt
-from dataclasses import dataclass
-
 import numpy as np
 
+from hydroseq.config.train import Period
 from hydroseq.dataset.observed import newest_observed
 from hydroseq.forecast.data_window import IngestedFile
 from hydroseq.forecast.result import ForecastResult
@@ -24,24 +22,7 @@ from hydroseq.scoring.baselines import DayOfYearMeans
 CHUNK_STEPS = 8784  # one leap year of hourly steps: the most of the target read at once per station
 
 
-@dataclass(frozen=True)
-class TrainingPeriod:
-    """The local days ``start..end`` the model was trained on."""
-
-    start: dt.date
-    end: dt.date
-
-
-def training_period(train_config: dict) -> TrainingPeriod | None:
-    """The training split of an exported model's train config, or None if the metadata lack it."""
-    try:
-        train = train_config["data"]["splits"]["train"]
-        return TrainingPeriod(dt.date.fromisoformat(str(train["start"])), dt.date.fromisoformat(str(train["end"])))
-    except (KeyError, TypeError, ValueError):
-        return None
-
-
-def climatology_table(source: IngestedFile, period: TrainingPeriod) -> np.ndarray:
+def climatology_table(source: IngestedFile, period: Period) -> np.ndarray:
     """``[station, 367]`` day-of-year means of the target over ``period`` (NaN where never observed)."""
     times = source.times
     inside = np.flatnonzero(source.grid.period_mask(times, period))
@@ -75,7 +56,7 @@ def climatology_forecast(table: np.ndarray, result: ForecastResult, grid: GridSp
 
 def training_climatology(source: IngestedFile) -> np.ndarray | None:
     """The climatology table of the model's training period, or None if the metadata do not say it."""
-    period = training_period(source.metadata.train_config)
+    period = source.metadata.training_period
     return None if period is None else climatology_table(source, period)
 
 

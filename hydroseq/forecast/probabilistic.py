@@ -15,7 +15,6 @@ from pathlib import Path
 import numpy as np
 
 from hydroseq.errors import InputDataError
-from hydroseq.forecast.baselines import training_period
 from hydroseq.forecast.data_window import IngestedFile
 from hydroseq.forecast.result import ForecastResult
 from hydroseq.grid import GridSpec
@@ -47,7 +46,7 @@ def training_record(source: IngestedFile, levels: tuple[float, ...], thresholds_
     InputDataError
         If the model's metadata do not say its training period, or the file holds none of it.
     """
-    period = training_period(source.metadata.train_config)
+    period = source.metadata.training_period
     if period is None:
         raise InputDataError(source.path, "the model's metadata do not say its training period: flood thresholds "
                                           "and base rates cannot be derived")

@@ -15,7 +15,7 @@ from hydroseq.dataset import Scalers, load_station_data
 from hydroseq.export import ExportMetadata
 from hydroseq.forecast import baselines as forecast_baselines
 from hydroseq.forecast import run_forecast
-from hydroseq.forecast.baselines import climatology_table, persistence_forecast, training_period
+from hydroseq.forecast.baselines import climatology_table, persistence_forecast
 from hydroseq.forecast.data_window import IngestedFile
 from hydroseq.scoring.baselines import doy_climatology
 from hydroseq.scoring.metrics import nse
@@ -127,7 +127,8 @@ def test_persistence_forecast_never_reads_after_the_issue_step(ingested: Path) -
 def test_climatology_is_fitted_on_the_training_period_only(exported: Path, ingested: Path, tmp_path, edited_copy,
                                                            monkeypatch) -> None:
     metadata = ExportMetadata.read(exported)
-    period = training_period(metadata.train_config)
+    period = metadata.training_period
+    assert period is not None
     assert (period.start.isoformat(), period.end.isoformat()) == ("2012-01-01", "2012-12-31")
     with xr.open_dataset(ingested) as data:
         times = data["time"].values
