@@ -28,12 +28,12 @@ test: install
 	$(PY) -m pytest -n 2 -q
 
 bench: install
-	$(PY) -m benchmarks.compare
+	$(PY) -m experiments.compare
 
-# The benchmarks' own tests (a --quick comparison among them); `make test` runs only their smoke
-# test (tests/benchmarks/).
+# The tests of benchmarks/ and experiments/ (a --quick comparison among them); `make test` runs only
+# the benchmarks' quick runs (tests/benchmarks/).
 bench-test: install
-	$(PY) -m pytest benchmarks/tests -n 2 -q
+	$(PY) -m pytest benchmarks/tests experiments/tests -n 2 -q
 
 clean:
 	rm -rf runs mlruns.db mlartifacts .hydroseq_cache .mypy_cache .ruff_cache

@@ -41,10 +41,11 @@ from benchmarks.timing import median_seconds
 from hydroseq.config import IngestConfig, TrainConfig, load_config, validate_config
 from hydroseq.dataset import Scalers, build_features, load_station_data
 from hydroseq.export import ExportedModel, ExportMetadata, export_model
-from hydroseq.forecast import IngestedFile, gather_windows, history_lengths, run_forecast
+from hydroseq.forecast import IngestedFile, run_forecast
+from hydroseq.forecast.features import gather_windows, history_lengths
 from hydroseq.ingest import ingest
 from hydroseq.model import LSTMModel, get_model, last_valid_step
-from hydroseq.training import Checkpoint
+from hydroseq.training.checkpoint import Checkpoint
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 ISSUE = "2014-09-30"

@@ -25,7 +25,7 @@ import torch
 from rich.console import Console
 from rich.table import Table
 
-from benchmarks.protocol import default_threads
+from benchmarks.timing import default_threads
 from hydroseq.config import ModelConfig
 from hydroseq.model import get_model, masked_mse
 

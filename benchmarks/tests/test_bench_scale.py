@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.bench_scale import STAGES, main
+from benchmarks.bench_scale import REPO_ROOT, STAGES, main
 
 
 @pytest.mark.slow
-def test_tiny_run_measures_every_stage(repo_root: Path, tmp_path: Path) -> None:
+def test_tiny_run_measures_every_stage(tmp_path: Path) -> None:
     figures_path, plot_path = tmp_path / "scale.json", tmp_path / "scale.png"
     assert main(["--stations", "31", "62", "--steps", "2", "--out-dir", str(tmp_path / "work"),
                  "--json", str(figures_path), "--plot", str(plot_path)]) == 0
@@ -27,6 +27,6 @@ def test_tiny_run_measures_every_stage(repo_root: Path, tmp_path: Path) -> None:
         assert run["model_arrays_float32_mib"] > run["ingested_float32_mib"] > 0
         assert run["train_peak_over_model_arrays"] > 0
     assert (tmp_path / "work" / "n62" / "csv" / "01022500_r001.csv").read_bytes() == \
-        (repo_root / "data" / "daily_caravan_camels_us" / "01022500.csv").read_bytes()
+        (REPO_ROOT / "data" / "daily_caravan_camels_us" / "01022500.csv").read_bytes()
     assert set(figures["slopes_two_largest"]) == set(STAGES)
     assert plot_path.stat().st_size > 0

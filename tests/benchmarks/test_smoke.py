@@ -15,9 +15,9 @@ import benchmarks
 
 MODULES = sorted(info.name for info in pkgutil.walk_packages(benchmarks.__path__, "benchmarks.")
                  if not info.name.startswith("benchmarks.tests"))
-COMMANDS = ["benchmarks.compare", "benchmarks.bench_batching", "benchmarks.bench_forecast",
-            "benchmarks.bench_forecast_training", "benchmarks.bench_ingest", "benchmarks.bench_lstm_paths",
-            "benchmarks.bench_regional", "benchmarks.ddp_curves", "benchmarks.nh.venv", "benchmarks.noise_table"]
+COMMANDS = ["experiments.compare", "benchmarks.bench_batching", "benchmarks.bench_forecast",
+            "experiments.bench_forecast_training", "benchmarks.bench_ingest", "benchmarks.bench_lstm_paths",
+            "experiments.bench_regional", "experiments.ddp_curves", "experiments.nh.venv", "experiments.noise_table"]
 
 
 @pytest.mark.parametrize("name", MODULES)
@@ -36,8 +36,8 @@ def test_every_benchmark_command_answers_help(name: str, monkeypatch, capsys) ->
 
 
 def test_compare_applies_its_command_line_to_the_protocol() -> None:
-    from benchmarks.compare import _parse_args, with_overrides
-    from benchmarks.protocol import full_protocol
+    from experiments.compare import _parse_args, with_overrides
+    from experiments.protocol import full_protocol
 
     args = _parse_args(["--threads", "1", "--epochs", "2", "--updates-per-epoch", "0", "--max-basins", "4"])
     protocol = with_overrides(full_protocol(), args)
@@ -45,9 +45,10 @@ def test_compare_applies_its_command_line_to_the_protocol() -> None:
 
 
 def test_benchmark_configs_validate_against_hydroseq(tmp_path: Path) -> None:
-    from benchmarks import bench_forecast, bench_forecast_training
-    from benchmarks.hydroseq_side import BENCHMARK_MODES, hydroseq_config
-    from benchmarks.protocol import full_protocol, quick_protocol
+    from benchmarks import bench_forecast
+    from experiments import bench_forecast_training
+    from experiments.hydroseq_side import BENCHMARK_MODES, hydroseq_config
+    from experiments.protocol import full_protocol, quick_protocol
 
     for protocol in (full_protocol(), quick_protocol()):
         for mode in BENCHMARK_MODES:
@@ -60,7 +61,7 @@ def test_benchmark_configs_validate_against_hydroseq(tmp_path: Path) -> None:
 
 
 def test_ddp_curves_finds_its_probe() -> None:
-    from benchmarks.ddp_curves import PROBE
+    from experiments.ddp_curves import PROBE
 
     assert PROBE.is_file()
 
@@ -68,7 +69,7 @@ def test_ddp_curves_finds_its_probe() -> None:
 def test_padding_share_is_measured_on_made_up_lengths() -> None:
     import numpy as np
 
-    from benchmarks.padding import epoch_batches, slot_counts
+    from experiments.padding import epoch_batches, slot_counts
 
     lengths = np.random.default_rng(0).integers(30, 366, 2000)
     share = {}

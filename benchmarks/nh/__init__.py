@@ -1,5 +1,0 @@
-"""NeuralHydrology side of the benchmark: its own venv, data conversion, config, instrumented run.
-
-NeuralHydrology is never a dependency of hydroseq: it lives in a separate virtual environment
-(``benchmarks/.nh-venv``) and runs in a child process; this package only talks to it through files.
-"""

@@ -1,0 +1,1 @@
+"""Experiments: the NeuralHydrology comparison, recipes, DDP and GPU checks, profiling (see README.md)."""

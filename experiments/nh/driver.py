@@ -1,0 +1,172 @@
+"""Train, validate and test NeuralHydrology with timing hooks; run by the NeuralHydrology venv's python.
+
+``python experiments/nh/driver.py --config RUN.yml --threads N --out DIR``
+
+This script runs in NeuralHydrology's own virtual environment, so it imports neither hydroseq nor
+the ``experiments`` package. NeuralHydrology's code is used unmodified: the script wraps a few
+methods of its trainer to read the clock (dataset construction, each training epoch, each
+validation) and to count the training samples, then evaluates the test period at the epoch with
+the best validation median NSE (the test period never picks the epoch). It writes to ``DIR``:
+
+- ``timings.json``: the measurements, the run folder, the versions;
+- ``test_predictions.nc``: observed and simulated target per basin and day of the test period.
+
+NeuralHydrology itself writes ``validation/model_epochNNN/validation_metrics.csv`` and
+``test/model_epochNNN/test_metrics.csv`` in its run folder; the caller parses those.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import resource
+import statistics
+import time
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+STARTED = time.perf_counter()
+
+
+def _parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config", required=True, type=Path)
+    parser.add_argument("--threads", required=True, type=int)
+    parser.add_argument("--out", required=True, type=Path)
+    return parser.parse_args(argv)
+
+
+class Recorder:
+    """Collects the clock readings and counts of one run."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, Any] = {"epochs": []}
+        self.samples = 0
+        self.validation_medians: dict[int, float] = {}
+
+    def instrument_trainer(self, trainer: Any) -> None:
+        """Wrap the trainer's dataset construction and epoch loop."""
+        build_dataset = trainer._get_dataset
+        train_epoch = trainer._train_epoch
+
+        def timed_dataset() -> Any:
+            start = time.perf_counter()
+            dataset = build_dataset()
+            self.values["dataset_s"] = time.perf_counter() - start
+            self.values["train_samples_available"] = len(dataset)
+            return dataset
+
+        def timed_epoch(epoch: int) -> None:
+            self.samples = 0
+            start = time.perf_counter()
+            train_epoch(epoch=epoch)
+            self.values["epochs"].append({"epoch": epoch, "train_s": time.perf_counter() - start,
+                                          "samples": self.samples, "validation_s": math.nan})
+
+        trainer._get_dataset = timed_dataset
+        trainer._train_epoch = timed_epoch
+
+    def instrument_model(self, model: Any) -> None:
+        """Count the samples of every training batch (the hook runs once per batch)."""
+        hook = model.pre_model_hook
+
+        def counting_hook(data: dict, is_train: bool) -> dict:
+            if is_train:
+                self.samples += int(data["y"].shape[0])
+            return hook(data, is_train=is_train)
+
+        model.pre_model_hook = counting_hook
+
+    def instrument_validator(self, validator: Any) -> None:
+        """Time each validation and keep its median NSE (to choose the test epoch)."""
+        evaluate = validator.evaluate
+
+        def timed_evaluate(*args: Any, **kwargs: Any) -> dict:
+            start = time.perf_counter()
+            results = evaluate(*args, **kwargs)
+            self.values["epochs"][-1]["validation_s"] = time.perf_counter() - start
+            self.validation_medians[kwargs["epoch"]] = median_nse(results)
+            return results
+
+        validator.evaluate = timed_evaluate
+
+
+def median_nse(results: dict) -> float:
+    """Median over basins of NeuralHydrology's NSE (NaN basins ignored; NaN if none is left)."""
+    values = [freq["NSE"] for basin in results.values() for freq in basin.values() if "NSE" in freq]
+    finite = [value for value in values if not math.isnan(value)]
+    return statistics.median(finite) if finite else math.nan
+
+
+def best_epoch(medians: dict[int, float]) -> int:
+    """The epoch with the highest validation median NSE (the last epoch if none is finite)."""
+    finite = {epoch: value for epoch, value in medians.items() if not math.isnan(value)}
+    if not finite:
+        return max(medians)
+    return max(finite, key=lambda epoch: (finite[epoch], -epoch))
+
+
+def write_test_predictions(results: dict, target_variable: str, path: Path) -> None:
+    """Observed and simulated target of every basin on the test days, as NetCDF (basin, date)."""
+    import xarray
+
+    per_basin = []
+    for basin, by_freq in results.items():
+        frame = next(iter(by_freq.values()))["xr"].isel(time_step=-1, drop=True)
+        pair = frame[[f"{target_variable}_obs", f"{target_variable}_sim"]]
+        pair = pair.rename({f"{target_variable}_obs": "obs", f"{target_variable}_sim": "sim"})
+        per_basin.append(pair.expand_dims(basin=[basin]))
+    xarray.concat(per_basin, dim="basin").astype("float64").to_netcdf(path)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one instrumented NeuralHydrology experiment; see the module docstring."""
+    args = _parse_args(argv)
+    import torch
+
+    torch.set_num_threads(args.threads)
+    from neuralhydrology.evaluation import get_tester
+    from neuralhydrology.training.basetrainer import BaseTrainer
+    from neuralhydrology.utils.config import Config
+
+    recorder = Recorder()
+    recorder.values["import_s"] = time.perf_counter() - STARTED
+    cfg = Config(args.config)
+    trainer = BaseTrainer(cfg=cfg)
+    recorder.instrument_trainer(trainer)
+    start = time.perf_counter()
+    trainer.initialize_training()
+    recorder.values["setup_s"] = time.perf_counter() - start
+    recorder.instrument_model(trainer.model)
+    recorder.instrument_validator(trainer.validator)
+    start = time.perf_counter()
+    trainer.train_and_validate()
+    recorder.values["train_and_validate_s"] = time.perf_counter() - start
+
+    epoch = best_epoch(recorder.validation_medians)
+    start = time.perf_counter()
+    tester = get_tester(cfg=cfg, run_dir=cfg.run_dir, period="test", init_model=True)
+    results = tester.evaluate(epoch=epoch, save_results=True, metrics=cfg.metrics)
+    recorder.values["test_s"] = time.perf_counter() - start
+    args.out.mkdir(parents=True, exist_ok=True)
+    write_test_predictions(results, cfg.target_variables[0], args.out / "test_predictions.nc")
+
+    recorder.values.update({
+        "run_dir": str(cfg.run_dir),
+        "test_epoch": epoch,
+        "validation_median_nse": {str(k): v for k, v in recorder.validation_medians.items()},
+        "batches_per_epoch": len(trainer.loader),
+        "threads": torch.get_num_threads(),
+        "torch_version": torch.__version__,
+        "neuralhydrology_version": metadata.version("neuralhydrology"),
+        "total_s": time.perf_counter() - STARTED,
+        "maxrss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+    })
+    (args.out / "timings.json").write_text(json.dumps(recorder.values, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
