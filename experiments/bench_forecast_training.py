@@ -17,7 +17,7 @@ Both get ``--hidden`` units (default: the per-step recipe's 64). Measured in the
 the modes alternating (A B, then B A, ...):
 
 * **throughput**: ``--repeats`` timed passes of ``--batches`` training batches each (loader, target
-  hiding, forward, loss, backward, clipping, Adam; :func:`hydroseq.training.train_one_epoch`)
+  hiding, forward, loss, backward, clipping, Adam; :func:`hydroseq.training.loop.train_one_epoch`)
   after one untimed warm-up pass, on a throwaway model. The figure is *targets with a loss per
   second*: valid ``(step, lead)`` pairs for per-step, valid ``(sequence, lead)`` pairs for
   sequence; the median over repeats, and the per-step / sequence ratio.
