@@ -11,6 +11,7 @@ import pandas as pd
 
 from hydroseq import __version__
 from hydroseq.fileio import atomic_path
+from hydroseq.forecast.discharge import M3S_STANDARD_NAME, M3S_SUFFIX, M3S_UNITS, is_volume_rate, to_m3s
 from hydroseq.forecast.result import ForecastResult
 
 TIME_UNITS = "seconds since 1970-01-01 00:00:00"
@@ -32,6 +33,11 @@ def write_forecast_netcdf(result: ForecastResult, path: str | Path) -> Path:
     ``time`` one of (issue time, lead); ``forecast_period_bnds`` and, for one issue time,
     ``time_bnds`` are the grid intervals they end.
 
+    Each station carries its id (``station``, a CF character array: xarray reads it as the text index of
+    the ``station`` dimension, and CF-1.8's numeric coordinate variables are not broken by text), its name
+    and its catchment area ``area_km2``; every forecast quantity comes also in m³/s (``<name>_m3s``,
+    :mod:`hydroseq.forecast.discharge`) when the target is a discharge as a depth rate or a volume rate.
+
     Nothing time-dependent is written (no creation date; ``history`` names the software, the model
     run, the input and the issue times), so the same result always gives the same bytes with the
     same library versions.
@@ -48,6 +54,39 @@ def write_forecast_netcdf(result: ForecastResult, path: str | Path) -> Path:
         _write_members(nc, result, issue_dims)
         _write_exceedance(nc, result, issue_dims)
     return path
+
+
+def write_text_ids(nc: netCDF4.Dataset, name: str, values: tuple[str, ...] | list[str]) -> netCDF4.Variable:
+    """``name(name, <name>_length)``: text ids as a CF character array (UTF-8), which xarray reads back as
+    the text index of dimension ``name``; a 1-D text ``name(name)`` would be a CF coordinate variable,
+    which must be numeric and monotonic."""
+    encoded = [str(value).encode("utf-8") for value in values]
+    width = max([1, *(len(text) for text in encoded)])
+    nc.createDimension(name, len(encoded))
+    nc.createDimension(f"{name}_length", width)
+    variable = nc.createVariable(name, "S1", (name, f"{name}_length"))
+    variable.setncattr("_Encoding", "utf-8")
+    variable[:] = np.array([str(value) for value in values], dtype=f"U{width}")  # netCDF4 encodes it (_Encoding)
+    return variable
+
+
+def _write_m3s(nc: netCDF4.Dataset, result: ForecastResult, name: str, dims: tuple[str, ...], values: np.ndarray,
+               long_name: str) -> None:
+    """``<name>_m3s``: ``values`` (``[issue, station, ...]`` or ``[station, ...]`` when ``dims`` start with
+    station) in m³/s, when the target converts; written for a single issue time without the issue axis."""
+    station_axis = dims.index("station")
+    converted = to_m3s(values, result.units, result.step, result.area_km2,
+                       station_axis=1 if values.ndim > len(dims) else station_axis)
+    if converted is None:
+        return
+    variable = nc.createVariable(f"{name}{M3S_SUFFIX}", "f4", dims, fill_value=np.float32(np.nan))
+    variable[...] = converted[0] if values.ndim > len(dims) else converted
+    attrs = {"long_name": long_name, "standard_name": M3S_STANDARD_NAME, "units": M3S_UNITS}
+    if "coordinates" in nc.variables[name].ncattrs():
+        attrs["coordinates"] = nc.variables[name].getncattr("coordinates")
+    if not is_volume_rate(result.units):
+        attrs["comment"] = f"{name} ({result.units}) times area_km2, in m3 s-1 (missing where area_km2 is)"
+    variable.setncatts(attrs)
 
 
 def _write_global_attributes(nc: netCDF4.Dataset, result: ForecastResult) -> None:
@@ -78,11 +117,9 @@ def _history(result: ForecastResult) -> str:
 
 
 def _write_station_and_lead(nc: netCDF4.Dataset, result: ForecastResult) -> None:
-    nc.createDimension("station", len(result.stations))
-    nc.createDimension("lead", len(result.leads))
-    station = nc.createVariable("station", str, ("station",))
-    station[:] = np.array(result.stations, dtype=object)
+    station = write_text_ids(nc, "station", result.stations)
     station.setncatts({"long_name": "station id", "cf_role": "timeseries_id"})
+    nc.createDimension("lead", len(result.leads))
     if result.station_names is not None:
         names = nc.createVariable("station_name", str, ("station",))
         names[:] = np.array(result.station_names, dtype=object)
@@ -93,6 +130,11 @@ def _write_station_and_lead(nc: netCDF4.Dataset, result: ForecastResult) -> None
             variable = nc.createVariable(name, "f8", ("station",))
             variable[:] = np.asarray(values, dtype=np.float64)
             variable.setncatts({"standard_name": standard_name, "units": units})
+    if result.area_km2 is not None:
+        area = nc.createVariable("area_km2", "f8", ("station",), fill_value=np.nan)
+        area[:] = np.asarray(result.area_km2, dtype=np.float64)
+        area.setncatts({"long_name": "catchment area (turns the discharge as a depth rate into m3 s-1)",
+                        "units": "km2"})
     lead = nc.createVariable("lead", "i4", ("lead",))
     lead[:] = np.asarray(result.leads, dtype=np.int32)
     lead.setncatts({"long_name": "lead time in grid steps", "units": "1"})
@@ -137,10 +179,11 @@ def _write_values(nc: netCDF4.Dataset, result: ForecastResult, issue_dims: tuple
     values = np.asarray(result.values, dtype=np.float32)
     variable[...] = values[0] if not issue_dims else values
     coordinates = ["forecast_reference_time", "forecast_period", "time"]
-    coordinates += [name for name in ("station_name", "lat", "lon") if name in nc.variables]
+    coordinates += [name for name in ("station_name", "lat", "lon", "area_km2") if name in nc.variables]
     standard_name = {"standard_name": result.standard_name} if result.standard_name else {}
     variable.setncatts({"long_name": result.long_name or f"forecast {result.variable}", **standard_name,
                         "units": result.units, "coordinates": " ".join(coordinates)})
+    _write_m3s(nc, result, result.variable, dims, values, f"{result.long_name or result.variable} as a discharge")
     if result.observation_age_hours is not None:
         age = nc.createVariable("observation_age", "f4", issue_dims + ("station",), fill_value=np.float32(np.nan))
         ages = np.asarray(result.observation_age_hours, dtype=np.float32)
@@ -161,9 +204,7 @@ def _write_forecast_input_use(nc: netCDF4.Dataset, result: ForecastResult, issue
     """Per station and weather-forecast input: whether the model read a forecast of it, and the product's age."""
     if result.forecast_input_read is None:
         return
-    nc.createDimension("forecast_input", len(result.forecast_inputs))
-    names = nc.createVariable("forecast_input", str, ("forecast_input",))
-    names[:] = np.array(result.forecast_inputs, dtype=object)
+    names = write_text_ids(nc, "forecast_input", result.forecast_inputs)
     names.setncattr("long_name", "weather-forecast input of the model")
     dims = issue_dims + ("station", "forecast_input")
     read = nc.createVariable("forecast_input_read", "i1", dims)
@@ -196,6 +237,8 @@ def _write_quantiles(nc: netCDF4.Dataset, result: ForecastResult, issue_dims: tu
     variable.setncatts({"long_name": f"quantiles of the predictive distribution of the {result.variable} forecast "
                                     f"(the median is {result.variable})",
                         "units": result.units, "coordinates": nc.variables[result.variable].getncattr("coordinates")})
+    _write_m3s(nc, result, variable.name, issue_dims + ("station", "lead", "quantile"), values,
+               f"quantiles of the predictive distribution of the {result.variable} forecast as a discharge")
 
 
 def _write_members(nc: netCDF4.Dataset, result: ForecastResult, issue_dims: tuple[str, ...]) -> None:
@@ -212,6 +255,8 @@ def _write_members(nc: netCDF4.Dataset, result: ForecastResult, issue_dims: tupl
     variable[...] = values[0] if not issue_dims else values
     variable.setncatts({"long_name": f"{result.variable} forecast of each ensemble member (its median)",
                         "units": result.units, "coordinates": nc.variables[result.variable].getncattr("coordinates")})
+    _write_m3s(nc, result, variable.name, issue_dims + ("station", "lead", "realization"), values,
+               f"{result.variable} forecast of each ensemble member as a discharge")
 
 
 def _write_exceedance(nc: netCDF4.Dataset, result: ForecastResult, issue_dims: tuple[str, ...]) -> None:
@@ -219,13 +264,13 @@ def _write_exceedance(nc: netCDF4.Dataset, result: ForecastResult, issue_dims: t
     if result.thresholds is None or result.exceedance is None:
         return
     thresholds = result.thresholds.for_stations(result.stations)
-    nc.createDimension("threshold", len(thresholds.levels))
-    name = nc.createVariable("threshold", str, ("threshold",))
-    name[:] = np.array(thresholds.levels, dtype=object)
+    name = write_text_ids(nc, "threshold", thresholds.levels)
     name.setncatts({"long_name": "flood threshold level", "source": thresholds.source})
     discharge = nc.createVariable("threshold_discharge", "f4", ("station", "threshold"), fill_value=np.float32(np.nan))
     discharge[:] = thresholds.values.astype(np.float32)
     discharge.setncatts({"long_name": f"{result.variable} of each station's flood threshold", "units": result.units})
+    _write_m3s(nc, result, "threshold_discharge", ("station", "threshold"), thresholds.values,
+               "discharge of each station's flood threshold")
     variable = nc.createVariable(f"{result.variable}_exceedance_probability", "f4",
                                  issue_dims + ("station", "lead", "threshold"), fill_value=np.float32(np.nan))
     values = np.asarray(result.exceedance, dtype=np.float32)

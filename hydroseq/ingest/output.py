@@ -10,13 +10,13 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+import hydroseq.ingest.units as units
 from hydroseq import __version__
 from hydroseq.config import IngestConfig, dump_config
 from hydroseq.config.ingest import SourceConfig
 from hydroseq.config.variables import VariableSpec
 from hydroseq.fileio import atomic_path, sha256_file
 from hydroseq.grid import GridSpec
-from hydroseq.ingest import units
 from hydroseq.ingest.checksum import dataset_checksum
 from hydroseq.ingest.forecast_grid import ForecastOnGrid
 from hydroseq.ingest.station import StationResult
@@ -26,6 +26,10 @@ from hydroseq.ingest.timegrid import TimeGrid
 # float64 minutes: CF-1.8 has no 64-bit integers; whole minutes are exact over all of datetime64[ns]
 TIME_ENCODING = {"units": "minutes since 1970-01-01 00:00:00", "calendar": "proleptic_gregorian", "dtype": "float64"}
 _TIME_BOUNDS = "time_bnds"
+# The ids as a CF character array station(station, station_id_length): xarray reads it back as the text index
+# of the station dimension (ds.sel(station="01022500")), and, having two dimensions, it is no CF coordinate
+# variable, which CF-1.8 wants numeric and monotonic (the checker's monotonicity test fails on text).
+STATION_ID_ENCODING = {"dtype": "S1", "char_dim_name": "station_id_length"}
 _STANDARD_NAMES = (  # (name fragment, output unit) -> CF standard name, when the config gives none
     ("precipitation", "mm", "lwe_thickness_of_precipitation_amount"),
     ("precipitation", "mm/d", "lwe_precipitation_rate"),
@@ -131,8 +135,8 @@ def write_dataset(ds: xr.Dataset, out: str | Path) -> None:
     interval of each time label as CF cell bounds (``time_bnds``, derived from the grid step)."""
     ds = with_time_bounds(ds)
     encoding = cf_encoding(ds)
-    for name in ("station", "station_name"):
-        encoding[name] = {"dtype": str}
+    encoding["station"] = dict(STATION_ID_ENCODING)
+    encoding["station_name"] = {"dtype": str}
     with atomic_path(out) as tmp:
         ds.to_netcdf(tmp, engine="netcdf4", format="NETCDF4", encoding=encoding)
 

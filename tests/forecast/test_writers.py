@@ -97,12 +97,13 @@ def test_csv_rows(tmp_path: Path) -> None:
     result = _result(n_issue=2)
     with open(write_forecast_csv(result, tmp_path / "f.csv"), newline="") as handle:
         rows = list(csv.DictReader(handle))
-    assert tuple(rows[0]) == CSV_COLUMNS
+    assert tuple(rows[0]) == (*CSV_COLUMNS, "station_name")
     assert len(rows) == 2 * 2 * 3  # issue times x forecast stations x leads; the NaN station is left out
     assert {row["station"] for row in rows} == {"01022500", "01547700"}
     first = rows[0]
     assert first == {"station": "01022500", "issue_time": "2014-10-01T08:00:00Z", "lead": "1",
-                     "valid_time": "2014-10-02T08:00:00Z", "value": format_value(result.values[0, 0, 0])}
+                     "valid_time": "2014-10-02T08:00:00Z", "value": format_value(result.values[0, 0, 0]),
+                     "station_name": "A"}
     values = np.array([float(row["value"]) for row in rows], dtype=np.float32)
     np.testing.assert_array_equal(values, result.values[:, :2, :].reshape(-1))  # exact float32 round trip
 
@@ -113,7 +114,7 @@ def test_csv_has_a_column_per_ensemble_member(tmp_path: Path) -> None:
     path = write_forecast_csv(dataclasses.replace(result, members=members), tmp_path / "f.csv")
     with open(path, newline="") as handle:
         rows = list(csv.DictReader(handle))
-    assert tuple(rows[0]) == (*CSV_COLUMNS, "value_member0", "value_member1")
+    assert tuple(rows[0]) == (*CSV_COLUMNS, "value_member0", "value_member1", "station_name")
     for member in range(2):
         written = np.array([float(row[f"value_member{member}"]) for row in rows], dtype=np.float32)
         np.testing.assert_array_equal(written, members[:, :2, :, member].reshape(-1))
@@ -145,3 +146,49 @@ def test_cf_attributes_history_and_interval_bounds(tmp_path: Path) -> None:
         assert nc.dimensions["forecast_reference_time"].isunlimited() and "featureType" not in nc.ncattrs()
         assert "time_bnds" not in nc.variables and nc["forecast_period"].bounds == "forecast_period_bnds"
         assert "streamflow" in nc.variables and "standard_name" not in nc["streamflow"].ncattrs()  # mm/d: none
+
+
+@pytest.mark.parametrize(("units", "step", "per_mm_km2"), [("mm/d", "1D", 1000 / 86400), ("mm h-1", "1h", 1000 / 3600),
+                                                          ("mm", "3h", 1000 / 10800)])
+def test_depth_rates_come_with_m3s_through_the_area(tmp_path: Path, units: str, step: str, per_mm_km2: float) -> None:
+    """Q[m3/s] = Q[mm/d] * area[km2] * 1000 / 86400, per the grid step for an amount per step; a station
+    without an area has no m3/s."""
+    levels = (0.05, 0.5, 0.95)
+    base = _result(n_issue=2, step=step)
+    spread = np.stack([base.values * 0.5, base.values, base.values * 2], axis=-1)
+    area = np.array([587.68, 114.17, np.nan])
+    result = dataclasses.replace(base, units=units, area_km2=area, quantiles=spread, quantile_levels=levels,
+                                 members=spread[..., :2])
+    with xr.open_dataset(write_forecast_netcdf(result, tmp_path / "h.nc")) as ds:
+        np.testing.assert_array_equal(ds["area_km2"].values, area)
+        assert ds["streamflow_m3s"].attrs["units"] == "m3 s-1"
+        assert ds["streamflow_m3s"].attrs["standard_name"] == "water_volume_transport_in_river_channel"
+        for name in ("streamflow", "streamflow_quantile", "streamflow_member"):
+            expected = (ds[name] * ds["area_km2"] * per_mm_km2).transpose(*ds[f"{name}_m3s"].dims)
+            np.testing.assert_allclose(ds[f"{name}_m3s"].values, expected.values, rtol=1e-6)
+        assert np.isnan(ds["streamflow_m3s"].values[:, 2]).all()  # no area, no m3/s
+    with open(write_forecast_csv(result, tmp_path / "h.csv"), newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert list(rows[0])[-8:] == ["value_m3s", "value_q05_m3s", "value_q50_m3s", "value_q95_m3s",
+                                  "value_member0_m3s", "value_member1_m3s", "station_name", "area_km2"]
+    for row in rows:
+        for column in ("value", "value_q05", "value_q95", "value_member1"):
+            expected = np.float32(float(row[column]) * float(row["area_km2"]) * per_mm_km2)
+            np.testing.assert_allclose(np.float32(row[f"{column}_m3s"]), expected, rtol=1e-6)
+
+
+def test_a_target_in_m3s_is_its_own_m3s_and_needs_no_area(tmp_path: Path) -> None:
+    result = dataclasses.replace(_result(), units="m3 s-1")
+    with xr.open_dataset(write_forecast_netcdf(result, tmp_path / "f.nc")) as ds:
+        assert "area_km2" not in ds
+        np.testing.assert_array_equal(ds["streamflow_m3s"].values, ds["streamflow"].values)
+
+
+def test_text_coordinates_are_character_arrays_that_xarray_indexes(tmp_path: Path) -> None:
+    """station(station, station_length) is no CF coordinate variable (CF-1.8 wants those numeric) and
+    still the text index xarray selects by."""
+    path = write_forecast_netcdf(_result(), tmp_path / "f.nc")
+    with netCDF4.Dataset(path) as nc:
+        assert nc["station"].dimensions == ("station", "station_length") and nc["station"].dtype == np.dtype("S1")
+    with xr.open_dataset(path) as ds:
+        assert float(ds.sel(station="01547700", lead=2)["streamflow"]) == float(ds["streamflow"].values[1, 1])
