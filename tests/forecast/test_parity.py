@@ -227,9 +227,10 @@ def test_quantile_ensemble_parity_and_forecast_files(trained, short_histories: P
     np.testing.assert_allclose(members[positive].mean(axis=-1), median[positive], rtol=1e-5, atol=1e-5)
     assert positive.sum() >= 50
     table = pd.read_csv(tmp_path / "fc.csv", dtype={"station": str})
-    assert [c for c in table.columns if c.startswith("value")] == ["value", "value_q05", "value_q25", "value_q50",
-                                                                    "value_q75", "value_q95", "value_member0",
-                                                                    "value_member1"]
+    in_mm = ["value", "value_q05", "value_q25", "value_q50", "value_q75", "value_q95", "value_member0", "value_member1"]
+    assert [c for c in table.columns if c.startswith("value")] == in_mm + [f"{c}_m3s" for c in in_mm]
+    for column in in_mm:  # the same values in m3/s, through each station's catchment area
+        np.testing.assert_allclose(table[f"{column}_m3s"], table[column] * table["area_km2"] * 1000 / 86400, rtol=1e-6)
     np.testing.assert_array_equal(table["value"].to_numpy(), table["value_q50"].to_numpy())
     csv_members = np.stack([table[f"value_member{m}"].to_numpy(np.float32) for m in range(2)], axis=-1)
     np.testing.assert_array_equal(csv_members, members[forecast_rows].reshape(-1, 2))  # the NetCDF's, exactly
