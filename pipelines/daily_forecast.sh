@@ -7,7 +7,9 @@
 # Configuration (environment; defaults are the container's layout, see pipelines/README.md):
 #   HYDROSEQ_INGEST_CONFIG  ingest config whose sources hold the newest raw files [configs/ingest_caravan_daily.yaml]
 #   HYDROSEQ_DATA           ingested dataset the new days are appended to          [data/ingested.nc]
-#   HYDROSEQ_MODEL          exported model directory                               [runs/model]
+#   HYDROSEQ_MODEL          exported model directory, or a registered model models:/NAME@ALIAS (or
+#                           models:/NAME/VERSION) resolved at each run in the MLflow store that
+#                           MLFLOW_TRACKING_URI names (default sqlite:///mlruns.db under HYDROSEQ_HOME)  [runs/model]
 #   HYDROSEQ_PUBLISH_DIR    where forecasts are published                          [forecasts]
 #   HYDROSEQ_WORK_DIR       scratch space                                          [runs/daily]
 #   HYDROSEQ_OVERLAP_DAYS   recent days re-ingested to pick up late observations   [3]
@@ -26,10 +28,12 @@
 # the steps' own log lines go to HYDROSEQ_WORK_DIR/logs/ISSUE_DATE.log.
 # Exit status: hydroseq's own table (README "Exit status", hydroseq.errors.ExitCode); the log names the step.
 #   0  published                        1  no station could be forecast (nothing published)
-#   2  bad issue date                   3  setup: config, dataset or model missing, publishing failed
+#   2  bad issue date                   3  setup: config, dataset or model missing (a models:/ URI naming no
+#                                          registered version), publishing failed
 #   4  a data file cannot be used       5  published, but more than HYDROSEQ_MAX_SKIPPED_SHARE not forecast
 #                                          (or forecast from a gauge older than HYDROSEQ_MAX_OBSERVATION_AGE)
-#   6  another run holds the lock       7  no space left (a step's output or publishing): free space, retry
+#   6  another run holds the lock, or   7  no space left (a step's output or publishing): free space, retry
+#      the MLflow store does not answer
 #   143 stopped by SIGTERM (passed on to the running step; what was published before stays as it was)
 #   a failing hydroseq step passes on its own status
 set -uo pipefail
@@ -80,7 +84,9 @@ check_setup() {
     [[ $ISSUE_DATE =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}$ ]] || fail $EXIT_USAGE "issue date '$ISSUE_DATE' is not YYYY-MM-DD"
     [[ -f $INGEST_CONFIG ]] || fail $EXIT_CONFIG "ingest config $INGEST_CONFIG not found"
     [[ -f $DATA ]] || fail $EXIT_CONFIG "dataset $DATA not found: run the first full ingest (hydroseq ingest) once"
-    [[ -f $MODEL/metadata.json ]] || fail $EXIT_CONFIG "no exported model in $MODEL (hydroseq export)"
+    if [[ $MODEL != models:/* ]]; then  # a registered model is resolved by hydroseq forecast (exit 3 or 6)
+        [[ -f $MODEL/metadata.json ]] || fail $EXIT_CONFIG "no exported model in $MODEL (hydroseq export)"
+    fi
     mkdir -p "$WORK_DIR/logs" "$PUBLISH_DIR" || fail $EXIT_CONFIG "cannot create $WORK_DIR or $PUBLISH_DIR"
 }
 

@@ -18,6 +18,7 @@ from hydroseq.errors import ExitCode
 from hydroseq.forecast import ForecastResult, ForecastRun, run_forecast
 from hydroseq.forecast.csv_writer import format_time
 from hydroseq.forecast.hindcast import HindcastScores
+from hydroseq.registry import is_model_uri
 from hydroseq.scoring.probabilistic_scores import ProbabilisticScores
 
 LOGGER = logging.getLogger(__name__)
@@ -29,16 +30,33 @@ def forecast_command(args: argparse.Namespace) -> int:
     ``ExitCode.OK`` when something was written and at most ``--max-skipped-share`` of the stations
     were not forecast (or, with ``--max-observation-age``, were forecast from a stale gauge), ``PARTIAL``
     when more were (the files are written all the same), and ``NOTHING_PRODUCED`` when no station
-    could be forecast (nothing written; also when the data end before the issue time).
+    could be forecast (nothing written; also when the data end before the issue time). A ``--model
+    models:/NAME@ALIAS`` (or ``/VERSION``) is the exported model of that registered version
+    (:func:`hydroseq.registry.model_uri.registered_model`); the summary's ``model`` names it.
     """
-    run = run_forecast(args.model, data_path=args.data, issue_time=args.issue_time, out=args.out,
+    if not is_model_uri(args.model):
+        if args.tracking_uri:
+            LOGGER.warning(f"hydroseq forecast: --tracking-uri is read with --model models:/... only; {args.model} "
+                           "is a model directory")
+        return _forecast(args, Path(args.model), {})
+    from hydroseq.registry.model_uri import registered_model
+
+    with registered_model(args.model, args.tracking_uri) as registered:
+        LOGGER.info(f"hydroseq forecast: {args.model} is version {registered.version} of {registered.name!r} (run "
+                    f"{registered.run_id}) in {registered.tracking_uri}")
+        return _forecast(args, registered.model_dir, {"model": registered.summary()})
+
+
+def _forecast(args: argparse.Namespace, model_dir: Path, about_model: dict[str, Any]) -> int:
+    run = run_forecast(model_dir, data_path=args.data, issue_time=args.issue_time, out=args.out,
                        missing_forecast_input=args.missing_forecast_input, thresholds=args.thresholds,
                        show_progress=not args.quiet, forcing_forecast=args.forcing_forecast,
                        forecast_source=args.forecast_source, max_observation_age=args.max_observation_age)
+    summary = {**about_model, **forecast_summary(run)}
     console = console_for(args, min_width=120)
     print_summary(run.result, run.stations_forecast, run.published.forecast_files if run.published else [], console)
     if run.published is None:
-        return finish(args, forecast_summary(run), ExitCode.NOTHING_PRODUCED)
+        return finish(args, summary, ExitCode.NOTHING_PRODUCED)
     if run.result.exceedance is not None and len(run.result.issue_times) == 1:
         print_exceedance(run.result, console)
     if run.published.scores is not None:
@@ -52,8 +70,8 @@ def forecast_command(args: argparse.Namespace) -> int:
             f"{args.max_observation_age:g} h" if stale else "")
         LOGGER.warning(f"hydroseq forecast: partial result: {counted} ({(skipped + stale) / total:.0%}), more than "
                        f"--max-skipped-share {args.max_skipped_share:g} allows; what was forecast is written")
-        return finish(args, forecast_summary(run), ExitCode.PARTIAL)
-    return finish(args, forecast_summary(run), ExitCode.OK)
+        return finish(args, summary, ExitCode.PARTIAL)
+    return finish(args, summary, ExitCode.OK)
 
 
 def forecast_summary(run: ForecastRun) -> dict[str, Any]:

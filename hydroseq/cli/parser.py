@@ -32,6 +32,7 @@ examples:
   hydroseq train --config configs/train_demo_cpu.yaml --data runs/demo/caravan_daily.nc
   hydroseq --json -q forecast --model runs/demo/model --data runs/demo/caravan_daily.nc --issue-time 2014-09-30
   hydroseq config --template ingest > configs/my_ingest.yaml
+  hydroseq promote --model demo --version 3 --alias champion
   hydroseq forecast --help
 
 exit status: {EXIT_STATUSES} (README "Exit status")"""
@@ -66,7 +67,15 @@ EXAMPLES = {
   # a scheduler's run: exit 5 if more than 20 % of the stations are not forecast or forecast from a gauge
   # silent for more than 72 h, JSON summary on stdout
   hydroseq --json -q --log-file forecast.log forecast --model runs/model --data data/ingested.nc \\
-      --issue-time 2014-09-30 --max-skipped-share 0.2 --max-observation-age 72""",
+      --issue-time 2014-09-30 --max-skipped-share 0.2 --max-observation-age 72
+  # the version the alias @champion of the registered model "demo" names (hydroseq promote sets it)
+  hydroseq forecast --model models:/demo@champion --data runs/demo/caravan_daily.nc --issue-time 2014-09-30
+  hydroseq forecast --model models:/demo/3 --tracking-uri http://mlflow:5000 --data data/ingested.nc \\
+      --issue-time 2014-09-30""",
+    "promote": """\
+  hydroseq promote --model demo --version 3 --alias champion
+  hydroseq promote --model demo --version 2 --alias champion    # the rollback
+  hydroseq --json promote --model hydroseq --version 7 --tracking-uri http://mlflow:5000""",
     "config": """\
   hydroseq config --template train > configs/my_train.yaml
   hydroseq config --template ingest > configs/my_ingest.yaml
@@ -130,7 +139,9 @@ def build_parser(command: Callable[[str, str], Handler]) -> argparse.ArgumentPar
     export.add_argument("--tracking-uri", default=None, help=TRACKING_URI_HELP)
 
     forecast = add("forecast", "forecast every station from an exported model", "forecast", "forecast_command")
-    forecast.add_argument("--model", required=True, type=Path, help="exported model directory")
+    forecast.add_argument("--model", required=True, metavar="DIR_OR_URI",
+                          help="exported model directory, or a registered model: models:/NAME@ALIAS "
+                               "(models:/demo@champion) or models:/NAME/VERSION, read from the MLflow store")
     forecast.add_argument("--data", required=True, type=Path, help="ingested NetCDF or Zarr store")
     forecast.add_argument("--issue-time", required=True, metavar="T[..T2]", help=ISSUE_TIME_HELP)
     forecast.add_argument("--out", type=Path, default=None, help="output NetCDF (CSV written beside it)")
@@ -157,6 +168,15 @@ def build_parser(command: Callable[[str, str], Handler]) -> argparse.ArgumentPar
                                "the issue time is forecast and flagged as stale (stale_gauge in the CSV, "
                                "stale_stations in the NetCDF) and counts toward --max-skipped-share "
                                "(default: not checked)")
+    forecast.add_argument("--tracking-uri", default=None, help="with --model models:/...: " + TRACKING_URI_HELP)
+
+    promote = add("promote", "point an alias (@champion) of a registered model at one of its versions", "registry",
+                  "promote_command")
+    promote.add_argument("--model", required=True, metavar="NAME", help="registered model name (tracking."
+                         "registered_model_name of the training config; default: its experiment)")
+    promote.add_argument("--version", required=True, type=_version, help="the version the alias names from now on")
+    promote.add_argument("--alias", default="champion", help="alias name (default: champion)")
+    promote.add_argument("--tracking-uri", default=None, help=TRACKING_URI_HELP)
 
     config = add("config", "print the JSON schema of a config, or a commented starting YAML", "config",
                  "config_command")
@@ -184,6 +204,13 @@ def _global_options(parser: argparse.ArgumentParser, after_command: bool) -> Non
     group.add_argument("--json", action="store_true", default=default(False),
                        help="print the result as one JSON object on stdout (exit code included); "
                             "the tables go to stderr")
+
+
+def _version(text: str) -> int:
+    """A model version number, 1 or more (an argparse ``type``: a bad value is a usage error)."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a version number (1, 2, ...), got {text!r}")
+    return int(text)
 
 
 def _hours(text: str) -> float:

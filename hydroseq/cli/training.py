@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -32,9 +33,12 @@ def train_command(args: argparse.Namespace) -> int:
     """Train ``--config`` (with ``--nproc`` DDP processes if more than one); exit status 0.
 
     ``--artifact-root`` is handed on as ``HYDROSEQ_ARTIFACT_ROOT``, so that it wins over the variable
-    and reaches every DDP process; so are the global options, and rank 0 prints the summary.
+    and reaches every DDP process; so are the global options, and rank 0 prints the summary. Without
+    ``tracking.run_name`` the MLflow run is named after the config file (``train_demo_cpu``).
     """
     config = load_config(args.config, TrainConfig)
+    if config.tracking.run_name is None:
+        config.tracking.run_name = Path(args.config).stem
     if args.init_from is not None:
         config.training.init_from = args.init_from
     if args.artifact_root is not None:

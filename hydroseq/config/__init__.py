@@ -3,13 +3,13 @@
 from hydroseq.config.base import StrictModel, dump_config, load_config, validate_config
 from hydroseq.config.forecast_source import ForecastSourceConfig, ForecastVariableSpec
 from hydroseq.config.ingest import IngestConfig
+from hydroseq.config.tracking import TrackingConfig
 from hydroseq.config.train import (
     BatchingConfig,
     DataConfig,
     ModelConfig,
     Period,
     Splits,
-    TrackingConfig,
     TrainConfig,
     TrainingConfig,
 )

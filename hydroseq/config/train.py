@@ -11,6 +11,7 @@ from pydantic import Field, NonNegativeInt, PositiveFloat, PositiveInt, model_va
 
 from hydroseq.config.base import StrictModel
 from hydroseq.config.dates import IsoDate
+from hydroseq.config.tracking import TrackingConfig as TrackingConfig
 
 
 class Period(StrictModel):
@@ -266,20 +267,6 @@ class TrainingConfig(StrictModel):
     init_from: str | None = Field(None, description="fine-tune from this base model (a model directory, checkpoint "
                                   "or MLflow run id), keeping its inputs, network and scalers; `--init-from` wins")
     freeze: list[Literal["embedding", "lstm"]] = Field([], description="init_from: parts keeping the base's weights")
-
-
-class TrackingConfig(StrictModel):
-    """MLflow tracking: a local SQLite store unless a server is named."""
-
-    tracking_uri: str = "sqlite:///mlruns.db"
-    artifact_root: Path = Path("mlartifacts")
-    experiment: str = "hydroseq"
-    run_name: str | None = None
-    store_lock_retries: int = Field(5, ge=0, description="tries after the first while the store is locked")
-    store_lock_backoff_s: float = Field(1.0, gt=0, description="wait before the first retry; doubles each time")
-    register_model: bool = Field(True, description="register the model of every finished run as a new version in "
-                                                   "the MLflow model registry")
-    registered_model_name: str | None = Field(None, description="its name in the registry (default: the experiment)")
 
 
 class TrainConfig(StrictModel):

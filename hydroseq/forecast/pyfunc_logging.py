@@ -4,10 +4,12 @@
 training stage cannot import the exporter (a later stage), so its caller hands this in. It exports
 the best checkpoint with the project's exporter at ``seq_len = data.max_len`` into a temporary
 folder and logs, without pickling anything, the pyfunc model of :mod:`hydroseq.forecast.pyfunc_model`
-from its code file (MLflow's "models from code"), that folder as its artifact, the hydroseq package
-as its code, a signature, an input example (real rows of the training data) and, as its model config,
-the plausibility bounds of its inputs (:mod:`hydroseq.forecast.input_bounds`). Unlike the rest of
-this stage it needs torch and the training code (the exporter's) and the ingest stage (the bounds').
+from its code file (MLflow's "models from code"), that folder as its artifact, for a quantile model
+the flood thresholds of the training data as a second one (:mod:`hydroseq.forecast.pyfunc_thresholds`),
+the hydroseq package as its code, a signature, an input example (real rows of the training data,
+ending at ``tracking.example_issue_time``) and, as its model config, the plausibility bounds of its
+inputs (:mod:`hydroseq.forecast.input_bounds`). Unlike the rest of this stage it needs torch and the
+training code (the exporter's) and the ingest stage (the bounds').
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from mlflow.models import ModelSignature, infer_signature
 from mlflow.types.schema import AnyType, ColSpec, Schema
 
 import hydroseq
-from hydroseq.config import Period, TrainConfig
+from hydroseq.config import TrainConfig
 from hydroseq.dataset import StationData, load_station_data
 from hydroseq.export import ExportedModel, ExportMetadata
 from hydroseq.export.exporter import DataProvenance, export_trained_model
@@ -41,8 +43,16 @@ from hydroseq.forecast.pyfunc_model import (
     forecast_frame,
     frame_from_station_data,
 )
+from hydroseq.forecast.pyfunc_thresholds import (
+    FLOOD_THRESHOLDS_ARTIFACT,
+    FLOOD_THRESHOLDS_FILE,
+    derive_thresholds,
+    write_thresholds,
+)
 from hydroseq.forecast.served_input import TIME
+from hydroseq.scoring.thresholds import StationThresholds
 from hydroseq.training.checkpoint import Checkpoint
+from hydroseq.training.model_version import example_end
 
 MODEL_CODE = Path(__file__).with_name("pyfunc_code.py")
 EXAMPLE_STATIONS = 2
@@ -59,9 +69,9 @@ def serving_requirements() -> list[str]:
 def log_forecast_model(name: str, checkpoint: Checkpoint, station_data: StationData) -> None:
     """Log the forecaster of ``checkpoint`` (trained on ``station_data``) as model ``name`` of the active run.
 
-    The input example is the last ``seq_len`` steps of the validation period of the first
-    stations; the signature is inferred from it and the model's output on it (:func:`signature`),
-    with the param ``issue_time`` (default ``""``: the newest time of the input).
+    The input example is the ``seq_len`` steps of the first stations up to ``tracking.example_issue_time``
+    (default: the end of the validation period); the signature is inferred from it and the model's output
+    on it (:func:`signature`), with the param ``issue_time`` (default ``""``: the newest time of the input).
     """
     seq_len = checkpoint.config.data.max_len
     with tempfile.TemporaryDirectory() as tmp:
@@ -70,9 +80,9 @@ def log_forecast_model(name: str, checkpoint: Checkpoint, station_data: StationD
         export_trained_model(checkpoint, seq_len, model_dir,
                              DataProvenance(station_data.grid, station_data.checksum, units), pt2=False)
         exported = ExportedModel(model_dir)
-        _log_directory(name, exported, input_example(station_data, exported.metadata,
-                                                     checkpoint.config.data.splits.validation),
-                       input_bounds(station_data.path, exported.metadata))
+        example = _example_ending(station_data, exported.metadata, example_end(station_data, checkpoint.config))
+        _log_directory(name, exported, example, input_bounds(station_data.path, exported.metadata),
+                       derive_thresholds(station_data.path, exported.metadata))
 
 
 def log_exported_model(name: str, model_dir: str | Path, data_path: str | Path) -> None:
@@ -85,25 +95,29 @@ def log_exported_model(name: str, model_dir: str | Path, data_path: str | Path) 
     data_config = TrainConfig.model_validate(exported.metadata.train_config).data.model_copy(update={"stations": None})
     station_data = load_station_data(data_path, data_config)
     _log_directory(name, exported, _example_ending(station_data, exported.metadata, station_data.n_times - 1),
-                   input_bounds(data_path, exported.metadata))
+                   input_bounds(data_path, exported.metadata), derive_thresholds(data_path, exported.metadata))
 
 
-def _log_directory(name: str, exported: ExportedModel, example: pd.DataFrame, bounds: dict[str, list[float]]) -> None:
-    with _no_progress_bars():
-        mlflow.pyfunc.log_model(name=name, python_model=str(MODEL_CODE),
-                                artifacts={EXPORTED_MODEL_ARTIFACT: str(exported.model_dir)},
+def _log_directory(name: str, exported: ExportedModel, example: pd.DataFrame, bounds: dict[str, list[float]],
+                   thresholds: StationThresholds | None) -> None:
+    artifacts = {EXPORTED_MODEL_ARTIFACT: str(exported.model_dir)}
+    with tempfile.TemporaryDirectory() as tmp, _no_progress_bars():
+        if thresholds is not None:
+            artifacts[FLOOD_THRESHOLDS_ARTIFACT] = str(write_thresholds(thresholds, Path(tmp) / FLOOD_THRESHOLDS_FILE))
+        mlflow.pyfunc.log_model(name=name, python_model=str(MODEL_CODE), artifacts=artifacts,
                                 code_paths=[str(Path(hydroseq.__file__).parent)],
-                                signature=signature(exported, example, bounds), input_example=example,
+                                signature=signature(exported, example, bounds, thresholds), input_example=example,
                                 model_config={INPUT_BOUNDS_CONFIG: bounds}, pip_requirements=serving_requirements())
 
 
-def signature(exported: ExportedModel, example: pd.DataFrame, bounds: dict[str, list[float]]) -> ModelSignature:
+def signature(exported: ExportedModel, example: pd.DataFrame, bounds: dict[str, list[float]],
+              thresholds: StationThresholds | None = None) -> ModelSignature:
     """The signature inferred from ``example`` and the model's output on it, with two changes that leave the
     checks to the model (:mod:`hydroseq.forecast.served_input`), whose errors name what is wrong: ``time``
     may be of any type (a datetime with or without a zone, ISO 8601 text), and every column is optional."""
     with warnings.catch_warnings():  # the output's integer lead is never missing: MLflow's hint does not apply
         warnings.filterwarnings("ignore", "Hint: Inferred schema contains integer", UserWarning)
-        inferred = infer_signature(example, forecast_frame(exported, example, bounds=bounds),
+        inferred = infer_signature(example, forecast_frame(exported, example, bounds=bounds, thresholds=thresholds),
                                    params={ISSUE_TIME_PARAM: ""})
     assert inferred.inputs is not None
     inputs = Schema([ColSpec(AnyType() if column.name == TIME else column.type, column.name, required=False)
@@ -125,12 +139,6 @@ def _no_progress_bars() -> Iterator[None]:
             os.environ.pop(name)
         else:
             os.environ[name] = previous
-
-
-def input_example(station_data: StationData, metadata: ExportMetadata, period: Period) -> pd.DataFrame:
-    """The model input of the first stations over the last ``seq_len`` steps of ``period``."""
-    in_period = np.flatnonzero(station_data.grid.period_mask(station_data.times, period))
-    return _example_ending(station_data, metadata, int(in_period[-1]) if len(in_period) else station_data.n_times - 1)
 
 
 def _example_ending(station_data: StationData, metadata: ExportMetadata, end: int) -> pd.DataFrame:

@@ -18,11 +18,13 @@ that local day of the grid; the grid label at or before it).
 
 Output: one row per station (in input order) and lead: ``station``, ``issue_time``, ``lead`` (grid
 steps), ``valid_time``, ``value`` (the forecast, its median for a quantile model, negative values
-published as 0), for a quantile model ``value_q05`` ... (as in the forecast CSV), for an ensemble
-each member's point forecast ``value_member0`` ... (the member spread), and for a model that reads
-the observed target ``observation_age_hours`` (how late the gauge was at the issue time, as in the
-forecast CSV). A station with fewer than ``min(min_len, seq_len)`` valid steps up to the issue time
-gets NaN, also when no station has them.
+published as 0), for a quantile model ``value_q05`` ... and, when it was logged with flood
+thresholds (:mod:`hydroseq.forecast.pyfunc_thresholds`), the probability of exceeding each
+``p_exceed_<level>`` (as in the forecast CSV), for an ensemble each member's point forecast
+``value_member0`` ... (the member spread), and for a model that reads the observed target
+``observation_age_hours`` (how late the gauge was at the issue time, as in the forecast CSV). A
+station with fewer than ``min(min_len, seq_len)`` valid steps up to the issue time gets NaN, also
+when no station has them.
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ from hydroseq.export import ExportedModel, ExportMetadata
 from hydroseq.forecast.features import gather_windows, history_lengths, observation_age_hours
 from hydroseq.forecast.issue_time import label_index_at_or_before, parse_instant
 from hydroseq.forecast.predict import member_forecasts, to_target_units
+from hydroseq.forecast.probabilistic import exceedance
+from hydroseq.forecast.pyfunc_thresholds import FLOOD_THRESHOLDS_ARTIFACT, exceedance_columns, read_thresholds
 from hydroseq.forecast.result import OBSERVATION_AGE_COLUMN, member_column, quantile_label
 from hydroseq.forecast.served_input import (
     INPUT_NAME,
@@ -51,6 +55,7 @@ from hydroseq.forecast.served_input import (
     station_data_from_frame,
 )
 from hydroseq.grid import GridSpec
+from hydroseq.scoring.thresholds import StationThresholds
 
 EXPORTED_MODEL_ARTIFACT = "exported_model"  # the pyfunc's artifact key: the exported model directory
 ISSUE_TIME_PARAM = "issue_time"  # "" (the default): the newest time in the input
@@ -59,35 +64,42 @@ __all__ = ["EXPORTED_MODEL_ARTIFACT", "INPUT_BOUNDS_CONFIG", "ISSUE_TIME_PARAM",
            "frame_from_station_data", "input_columns", "output_columns", "station_data_from_frame"]
 
 
-def output_columns(metadata: ExportMetadata) -> list[str]:
-    """The output table's columns for a model."""
+def output_columns(metadata: ExportMetadata, thresholds: StationThresholds | None = None) -> list[str]:
+    """The output table's columns for a model (logged with flood ``thresholds``, if it has quantiles)."""
     members = [member_column(member) for member in range(metadata.members)] if metadata.members > 1 else []
     age = [OBSERVATION_AGE_COLUMN] if metadata.feature_layout().observed_flag else []
+    exceeding = exceedance_columns(thresholds) if metadata.quantiles else []
     return [STATION, "issue_time", "lead", "valid_time", "value",
-            *(f"value_{quantile_label(level)}" for level in metadata.quantiles), *members, *age]
+            *(f"value_{quantile_label(level)}" for level in metadata.quantiles), *exceeding, *members, *age]
 
 
 class ForecastModel(PythonModel):
     """The pyfunc model; its one artifact is the exported model directory (:data:`EXPORTED_MODEL_ARTIFACT`)."""
 
     def load_context(self, context: PythonModelContext) -> None:
-        """Load the exported network (checksums verified) from the model's artifacts, and the plausibility
-        bounds of its inputs from its config (none in a model logged before they were recorded)."""
+        """Load the exported network (checksums verified) from the model's artifacts, its flood thresholds
+        and the plausibility bounds of its inputs from its config (none in a model logged before they were
+        recorded)."""
         self.exported = ExportedModel(context.artifacts[EXPORTED_MODEL_ARTIFACT])
         self.bounds: Bounds | None = (context.model_config or {}).get(INPUT_BOUNDS_CONFIG)
+        path = context.artifacts.get(FLOOD_THRESHOLDS_ARTIFACT)
+        self.thresholds = read_thresholds(path) if path else None
 
     def predict(self, context: PythonModelContext | None, model_input: pd.DataFrame,
                 params: dict[str, Any] | None = None) -> pd.DataFrame:
         """The forecast of every station of ``model_input`` at the issue time (see the module docstring)."""
-        return forecast_frame(self.exported, model_input, (params or {}).get(ISSUE_TIME_PARAM) or None, self.bounds)
+        return forecast_frame(self.exported, model_input, (params or {}).get(ISSUE_TIME_PARAM) or None, self.bounds,
+                              self.thresholds)
 
 
 def forecast_frame(model: ExportedModel, frame: pd.DataFrame, issue_time: str | None = None,
-                   bounds: Bounds | None = None) -> pd.DataFrame:
+                   bounds: Bounds | None = None, thresholds: StationThresholds | None = None) -> pd.DataFrame:
     """The forecast of every station of the long table ``frame`` at ``issue_time`` (default: its newest time).
 
     ``bounds`` are the plausibility bounds of the inputs (``{variable: (low, high)}``,
     :func:`hydroseq.forecast.input_bounds.input_bounds`); without them a value must lie within ±1e30.
+    A quantile model with flood ``thresholds`` adds the probability of exceeding each (a station they
+    lack: NaN), computed as ``hydroseq forecast`` computes it.
 
     Raises
     ------
@@ -121,7 +133,10 @@ def forecast_frame(model: ExportedModel, frame: pd.DataFrame, issue_time: str | 
     age_hours = None
     if layout.observed_flag:
         age_hours = observation_age_hours(data.target, np.array([end]), metadata.grid.step)[:, 0]
-    return _output_table(data, end, metadata, values, members, age_hours)
+    exceeding = None
+    if thresholds is not None and levels:  # [station, lead, threshold], as the CSV's p_exceed_<level>
+        exceeding = exceedance(values[None], tuple(levels), thresholds.for_stations(data.station_ids))[0]
+    return _output_table(data, end, metadata, values, members, age_hours, thresholds, exceeding)
 
 
 def frame_from_station_data(data: StationData, metadata: ExportMetadata, stations: np.ndarray | None = None,
@@ -160,7 +175,8 @@ def _issue_index(times: np.ndarray, grid: GridSpec, issue_time: str | None) -> i
 
 
 def _output_table(data: StationData, end: int, metadata: ExportMetadata, values: np.ndarray,
-                  members: np.ndarray | None, age_hours: np.ndarray | None) -> pd.DataFrame:
+                  members: np.ndarray | None, age_hours: np.ndarray | None,
+                  thresholds: StationThresholds | None = None, exceeding: np.ndarray | None = None) -> pd.DataFrame:
     """One row per station and lead, in the columns of :func:`output_columns`."""
     levels = metadata.quantiles
     leads = np.asarray(metadata.leads, dtype=np.int64)
@@ -175,9 +191,12 @@ def _output_table(data: StationData, end: int, metadata: ExportMetadata, values:
     }
     for position, level in enumerate(levels):
         table[f"value_{quantile_label(level)}"] = values[..., position].reshape(-1)
+    if exceeding is not None:
+        for position, column in enumerate(exceedance_columns(thresholds)):
+            table[column] = exceeding[..., position].reshape(-1)
     if members is not None:
         for member in range(members.shape[-1]):
             table[member_column(member)] = members[..., member].reshape(-1)
     if age_hours is not None:
         table[OBSERVATION_AGE_COLUMN] = np.repeat(age_hours, len(leads))
-    return pd.DataFrame(table, columns=output_columns(metadata))
+    return pd.DataFrame(table, columns=output_columns(metadata, thresholds if exceeding is not None else None))

@@ -2,29 +2,30 @@
 
 from __future__ import annotations
 
-import contextlib
-import io
 import logging
 from pathlib import Path
 
 import mlflow
 import torch
-from mlflow.entities import LoggedModel, LoggedModelStatus, Param
+from mlflow.entities import Param
 from mlflow.tracking import MlflowClient
 
 import hydroseq
 import hydroseq.training.checkpoint as ckpt
 import hydroseq.training.store as store
 import hydroseq.training.tracking as tracking
-from hydroseq.config import TrackingConfig, TrainConfig, dump_config
+from hydroseq.config import TrainConfig, dump_config
 from hydroseq.fileio import write_text_atomic
 from hydroseq.training.calibration import fit_quantile_scale
 from hydroseq.training.data import TrainingData
+from hydroseq.training.model_version import MODEL_ARTIFACT as MODEL_ARTIFACT
+from hydroseq.training.model_version import example_end, version_description
+from hydroseq.training.model_version import keep_complete_model as keep_complete_model
+from hydroseq.training.model_version import register_model as register_model
 from hydroseq.training.predict import eval_batch_size, predict_split
 from hydroseq.training.report import SplitReport, report_split
 from hydroseq.training.result import ModelLogger
 
-MODEL_ARTIFACT = "model"
 LOGGER = logging.getLogger(__name__)
 
 
@@ -42,6 +43,7 @@ def start_run(config: TrainConfig, data: TrainingData, tracking_uri: str, out_di
     the run is that run's child (MLflow's ``mlflow.parentRunId`` tag: an ensemble member). ``extra_tags``
     are added to a new run's (a fine-tuned run's link to its base model).
     """
+    example_end(data.station_data, config)  # a tracking.example_issue_time outside the data stops here, not at the end
     experiment_id = tracking.ensure_experiment(config.tracking, tracking_uri)
     if run_id is not None:
         return run_id
@@ -61,7 +63,7 @@ def start_run(config: TrainConfig, data: TrainingData, tracking_uri: str, out_di
         tags["mlflow.parentRunId"] = parent_run_id
     tags.update(extra_tags or {})
     run_id = store.retry_locked(tracking_uri, config.tracking, lambda: client.create_run(
-        experiment_id, run_name=config.tracking.run_name, tags=tags).info.run_id)
+        experiment_id, run_name=config.tracking.run_name or config.tracking.experiment, tags=tags).info.run_id)
     store.retry_locked(tracking_uri, config.tracking, lambda: client.log_inputs(
         run_id, datasets=[tracking.dataset_input(data.path, data.station_data)]))
     params = tracking.flatten_params(config.model_dump(mode="json"))
@@ -112,7 +114,10 @@ def finish_run(config: TrainConfig, data: TrainingData, out_dir: Path, device: t
         if not keep_complete_model(run.run_id, run.experiment_id):
             log_model(MODEL_ARTIFACT, checkpoint, data.station_data)
         if config.tracking.register_model:
-            register_model(run.run_id, run.experiment_id, config.tracking)
+            best_epoch = checkpoint.early_stopping.best_epoch
+            register_model(run.run_id, run.experiment_id, config.tracking, version_description(
+                config, data.station_data, report.summary, run.run_name, run.run_id,
+                best_epoch if best_epoch >= 0 else None))
     return report
 
 
@@ -126,38 +131,3 @@ def calibrate(checkpoint: ckpt.Checkpoint, data: TrainingData, config: TrainConf
                                stride=config.training.eval_stride)
     checkpoint.quantile_scale = fit_quantile_scale(prediction).tolist()
     return checkpoint
-
-
-def _logged_models(run_id: str, experiment_id: str) -> list[LoggedModel]:
-    """The run's logged models named ``model``, complete or not."""
-    return [model for model in MlflowClient().search_logged_models(
-        [experiment_id], filter_string=f"source_run_id = '{run_id}'") if model.name == MODEL_ARTIFACT]
-
-
-def keep_complete_model(run_id: str, experiment_id: str) -> bool:
-    """True when the run already holds a complete logged ``model``; else deletes any incomplete one
-    (a kill in the middle of logging it) and returns False."""
-    models = _logged_models(run_id, experiment_id)
-    if any(model.status == LoggedModelStatus.READY for model in models):
-        return True
-    for model in models:
-        MlflowClient().delete_logged_model(model.model_id)
-    return False
-
-
-def register_model(run_id: str, experiment_id: str, config: TrackingConfig) -> None:
-    """Register the run's complete logged ``model`` as a new version of ``config.registered_model_name``
-    (default: the experiment's name), unless that name already holds a version from this run."""
-    name = config.registered_model_name or config.experiment
-    client = MlflowClient()
-
-    def register() -> None:
-        if any(version.name == name for version in client.search_model_versions(f"run_id = '{run_id}'")):
-            return
-        (model,) = [model for model in _logged_models(run_id, experiment_id)
-                    if model.status == LoggedModelStatus.READY]
-        with contextlib.redirect_stderr(io.StringIO()):  # MLflow prints its own line; ours goes to the log
-            version = mlflow.register_model(f"models:/{model.model_id}", name)
-        LOGGER.info(f"registered model {name!r} version {version.version} (run {run_id})")
-
-    store.retry_locked(mlflow.get_tracking_uri(), config, register)

@@ -16,9 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-import urllib.parse
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import TypeVar
 
 from filelock import FileLock, Timeout
@@ -28,41 +26,13 @@ from mlflow.tracking import MlflowClient
 
 from hydroseq.config import TrackingConfig
 from hydroseq.errors import ConfigError, UnavailableError
+from hydroseq.registry.stores import local_store_path as local_store_path
+from hydroseq.registry.stores import rebase_local_store as rebase_local_store
+from hydroseq.registry.stores import sqlite_file as sqlite_file
 
 T = TypeVar("T")
 STEP_KEY = "epoch"  # the key of a metrics row that gives its MLflow step
 MAX_METRICS_PER_BATCH = 1000  # MLflow's limit for one log_batch
-
-
-def sqlite_file(tracking_uri: str) -> Path | None:
-    """The database file of a ``sqlite:///`` tracking URI (None for other stores and ``:memory:``)."""
-    if not tracking_uri.startswith("sqlite:///"):
-        return None
-    name = tracking_uri.removeprefix("sqlite:///").split("?", 1)[0]
-    return Path(name) if name and name != ":memory:" else None
-
-
-def local_store_path(tracking_uri: str) -> Path | None:
-    """The database file (``sqlite:///``) or folder (``file:`` URI or a plain path) of a local store;
-    None for a server and for SQLite's ``:memory:``."""
-    if tracking_uri.startswith("sqlite:"):
-        return sqlite_file(tracking_uri)
-    if tracking_uri.startswith("file:"):
-        return Path(urllib.parse.unquote(urllib.parse.urlparse(tracking_uri).path))
-    return None if "://" in tracking_uri else Path(tracking_uri)
-
-
-def rebase_local_store(tracking_uri: str, home: Path) -> str:
-    """``tracking_uri`` with the relative path of a local store made relative to ``home`` (absolute)."""
-    path = local_store_path(tracking_uri)
-    if path is None or path.is_absolute():
-        return tracking_uri
-    if tracking_uri.startswith("sqlite:"):
-        query = tracking_uri.partition("?")[2]
-        return f"sqlite:///{home / path}" + (f"?{query}" if query else "")
-    if tracking_uri.startswith("file:"):
-        return (home / path).as_uri()
-    return str(home / path)
 
 
 def is_lock_error(error: BaseException) -> bool:

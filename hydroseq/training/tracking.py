@@ -15,7 +15,6 @@ import json
 import os
 import subprocess
 import tempfile
-import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,6 @@ from typing import Any
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")  # no internet here; telemetry would try it
 
 import mlflow  # noqa: E402  (after the telemetry switch)
-import mlflow.environment_variables  # noqa: E402
 from mlflow.entities import Dataset, DatasetInput, InputTag  # noqa: E402
 from mlflow.exceptions import MlflowException  # noqa: E402
 from mlflow.utils.mlflow_tags import MLFLOW_DATASET_CONTEXT, MLFLOW_GIT_COMMIT  # noqa: E402
@@ -32,80 +30,19 @@ import hydroseq.training.store as store  # noqa: E402
 from hydroseq.config import TrackingConfig  # noqa: E402
 from hydroseq.dataset import StationData  # noqa: E402
 from hydroseq.errors import ConfigError  # noqa: E402
+from hydroseq.registry.stores import HOME_VARIABLE as HOME_VARIABLE  # noqa: E402
+from hydroseq.registry.stores import check_file_store as check_file_store  # noqa: E402
+from hydroseq.registry.stores import data_home as data_home  # noqa: E402
+from hydroseq.registry.stores import file_store_allowed as file_store_allowed  # noqa: E402
+from hydroseq.registry.stores import is_file_store as is_file_store  # noqa: E402
+from hydroseq.registry.stores import resolve_tracking_uri as resolve_tracking_uri  # noqa: E402
 from hydroseq.training.checkpoint import Checkpoint  # noqa: E402
 
 MAX_PARAM_LENGTH = 6000  # MLflow's limit on a param value
 BEST_CHECKPOINT_ARTIFACT = "checkpoints"  # artifact folder holding a run's best checkpoint
-HOME_VARIABLE = "HYDROSEQ_HOME"  # the data directory of the default store and artifacts
 ARTIFACT_ROOT_VARIABLE = "HYDROSEQ_ARTIFACT_ROOT"
 GIT_COMMIT_TAG = MLFLOW_GIT_COMMIT  # mlflow.source.git.commit: the commit MLflow's UI shows and links
 MAX_DIGEST_LENGTH = 36  # MLflow's limit on a dataset digest
-
-
-def data_home() -> Path | None:
-    """``HYDROSEQ_HOME`` as an absolute folder, or None when unset (paths stay relative to the working directory)."""
-    home = os.environ.get(HOME_VARIABLE)
-    return Path(home).absolute() if home else None
-
-
-def resolve_tracking_uri(config: TrackingConfig, override: str | None = None) -> str:
-    """The tracking URI to use: ``override`` (the CLI flag), else ``MLFLOW_TRACKING_URI``, else the config.
-
-    A relative path of a local store resolves against ``HYDROSEQ_HOME`` when it is set.
-
-    Raises
-    ------
-    ConfigError
-        If it names a file store that the installed MLflow refuses (:func:`check_file_store`).
-    """
-    if override:
-        uri, setting = override, "--tracking-uri"
-    elif os.environ.get("MLFLOW_TRACKING_URI"):
-        uri, setting = os.environ["MLFLOW_TRACKING_URI"], "MLFLOW_TRACKING_URI"
-    else:
-        uri, setting = config.tracking_uri, "tracking.tracking_uri"
-    check_file_store(uri, setting)
-    home = data_home()
-    return store.rebase_local_store(uri, home) if home else uri
-
-
-def is_file_store(tracking_uri: str) -> bool:
-    """True for MLflow's file store: a ``file:`` URI or a plain path (``mlruns``, ``./mlruns``)."""
-    if tracking_uri.startswith("databricks"):
-        return False
-    return urllib.parse.urlparse(tracking_uri).scheme in ("", "file")
-
-
-def file_store_allowed() -> bool:
-    """Whether the installed MLflow opens a file store: recent versions refuse one unless
-    ``MLFLOW_ALLOW_FILE_STORE`` is true (MLflow's own variable, read as MLflow reads it)."""
-    allow = getattr(mlflow.environment_variables, "MLFLOW_ALLOW_FILE_STORE", None)
-    if allow is None:  # an MLflow from before the refusal
-        return True
-    try:
-        return bool(allow.get())
-    except ValueError:  # not one of true, false, 1, 0: MLflow would refuse the store too
-        return False
-
-
-def check_file_store(tracking_uri: str, setting: str) -> None:
-    """Refuse a file store the installed MLflow would refuse (:func:`file_store_allowed`), naming ``setting``
-    (``--tracking-uri``, ``MLFLOW_TRACKING_URI`` or ``tracking.tracking_uri``) and the two ways on.
-
-    Raises
-    ------
-    ConfigError
-        If ``tracking_uri`` is a file store and ``MLFLOW_ALLOW_FILE_STORE`` is not true.
-    """
-    if not is_file_store(tracking_uri) or file_store_allowed():
-        return
-    example = {"--tracking-uri": "--tracking-uri sqlite:///mlruns.db",
-               "MLFLOW_TRACKING_URI": "MLFLOW_TRACKING_URI=sqlite:///mlruns.db"}.get(
-        setting, "tracking.tracking_uri: sqlite:///mlruns.db")
-    raise ConfigError(f"{setting} {tracking_uri} is an MLflow file store, which MLflow {mlflow.__version__} refuses "
-                      f"unless MLFLOW_ALLOW_FILE_STORE=true: use a database store ({example}; `mlflow "
-                      "migrate-filestore` moves existing runs into one), or set MLFLOW_ALLOW_FILE_STORE=true to "
-                      "keep the file store")
 
 
 def resolve_artifact_root(config: TrackingConfig) -> Path:
