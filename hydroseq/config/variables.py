@@ -12,18 +12,12 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from hydroseq.config.base import StrictModel
+from hydroseq.config.units import EXAMPLES, UnknownUnits, unit_kind
 
 Aggregation = Literal["sum", "mean", "min", "max"]
 
-# Units whose values the ingest knows how to convert. Kind "depth" is an amount accumulated over
-# the source step, "depth_rate" a precipitation/evaporation/runoff rate, "volume_rate" a discharge.
-KNOWN_UNITS: dict[str, str] = {
-    "mm": "depth", "kg m-2": "depth", "m": "depth",
-    "mm/d": "depth_rate", "mm/h": "depth_rate", "mm/s": "depth_rate", "kg m-2 s-1": "depth_rate",
-    "m/s": "depth_rate",
-    "m3/s": "volume_rate", "ft3/s": "volume_rate", "l/s": "volume_rate",
-    "degC": "temperature", "K": "temperature", "degF": "temperature",
-}
+# Source units are read by the units library (hydroseq.config.units): kind "depth" is an amount accumulated
+# over the source step, "depth_rate" a precipitation/evaporation/runoff rate, "volume_rate" a discharge.
 OUTPUT_UNITS: dict[str, tuple[str, ...]] = {
     "depth": ("mm",),
     "depth_rate": ("mm", "mm/d", "mm/h", "m3/s"),
@@ -36,13 +30,15 @@ DEFAULT_OUTPUT_UNITS = {"depth": "mm", "depth_rate": "mm/d", "volume_rate": "m3/
 class VariableSpec(StrictModel):
     """How one output variable is read from a source and aggregated onto the grid.
 
-    ``units`` must be one of :data:`KNOWN_UNITS` unless ``convert`` is false, in which case the
-    values and their unit string pass through unchanged (wind speed, pressure, ...).
+    ``units`` must be a unit of water (an amount, a rate, a discharge) or a temperature that the units
+    library reads (:mod:`hydroseq.config.units`: ``mm/d``, ``inch/d``, ``m3/s``, ``ft3/s``, ``cfs``,
+    ``degF``, ...) unless ``convert`` is false, in which case the values and their unit string pass
+    through unchanged (wind speed, pressure, ...).
     """
 
     source: str = Field(description="column or NetCDF variable name in the source (CAMELS forcing: "
                                     "lower-cased column-name prefix, e.g. 'prcp')")
-    units: str = Field(description="units of the source values")
+    units: str = Field(description=f"units of the source values, as UDUNITS-2 reads them or cfs ({EXAMPLES})")
     aggregation: Aggregation = "mean"
     output_units: str | None = Field(None, description="default: mm for amounts, mm/d for rates, "
                                                        "m3/s for discharge, degC for temperature")
@@ -64,10 +60,13 @@ class VariableSpec(StrictModel):
             raise ValueError(f"valid_min {self.valid_min} is above valid_max {self.valid_max}")
         if not self.convert:
             return self
-        kind = KNOWN_UNITS.get(self.units)
+        try:
+            kind = unit_kind(self.units)
+        except UnknownUnits as error:
+            raise ValueError(f"{error} (or set convert: false to pass values through)") from None
         if kind is None:
-            raise ValueError(f"unknown units {self.units!r}; known: {', '.join(KNOWN_UNITS)} "
-                             "(or set convert: false to pass values through)")
+            raise ValueError(f"units {self.units!r} are not an amount, a rate or a discharge of water, nor a "
+                             "temperature: the ingest cannot convert them (set convert: false to pass values through)")
         if self.output_units is not None and self.output_units not in OUTPUT_UNITS[kind]:
             raise ValueError(f"cannot convert {self.units!r} to {self.output_units!r}; "
                              f"possible: {', '.join(OUTPUT_UNITS[kind])}")
@@ -80,7 +79,7 @@ class VariableSpec(StrictModel):
     @property
     def kind(self) -> str:
         """``depth``, ``depth_rate``, ``volume_rate``, ``temperature`` or ``other``."""
-        return KNOWN_UNITS.get(self.units, "other") if self.convert else "other"
+        return (unit_kind(self.units) or "other") if self.convert else "other"
 
     @property
     def resolved_output_units(self) -> str:

@@ -30,6 +30,7 @@ import xarray as xr
 import hydroseq.ingest.plausibility as plausibility
 import hydroseq.ingest.units as units
 from hydroseq.config.forecast_source import ForecastSourceConfig, ForecastVariableSpec
+from hydroseq.config.units import same_units
 from hydroseq.errors import InputDataError
 from hydroseq.ingest.readers.gridded import extract_at_station
 from hydroseq.ingest.readers.integrity import check_complete
@@ -204,7 +205,7 @@ def _field(path: Path, ds: xr.Dataset, spec: ForecastVariableSpec, name: str, di
 def _check_attributes(path: Path, variable: xr.DataArray, spec: ForecastVariableSpec, name: str, where: str) -> None:
     declared = spec.units
     written = variable.attrs.get("units")
-    if written is not None and spec.convert and _normalised(str(written)) != _normalised(declared):
+    if written is not None and spec.convert and not _same_units(str(written), declared):
         raise InputDataError(path, f"variable {spec.source!r} (for {name}) has units {written!r} in the file, but "
                              f"the config declares {declared!r}", where)
     step_type = variable.attrs.get("GRIB_stepType")
@@ -218,6 +219,13 @@ def _check_attributes(path: Path, variable: xr.DataArray, spec: ForecastVariable
 def _normalised(unit: str) -> str:
     text = unit.strip()
     return UNIT_ALIASES.get(text.lower(), UNIT_ALIASES.get(text, text))
+
+
+def _same_units(written: str, declared: str) -> bool:
+    """The file's ``units`` attribute names the declared unit: the same text after the aliases GRIB files use,
+    or the same unit to the units library (``mm day-1`` and ``mm/d``, ``ft^3/s`` and ``cfs``)."""
+    first, second = _normalised(written), _normalised(declared)
+    return first == second or same_units(first, second)
 
 
 def _to_per_step(values: np.ndarray, steps: np.ndarray, spec: ForecastVariableSpec) -> np.ndarray:

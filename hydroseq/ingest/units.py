@@ -1,7 +1,9 @@
 """Unit conversion: source units -> a canonical unit per kind -> the output unit.
 
 Canonical units: ``mm`` per source step (amounts), ``mm/d`` (depth rates), ``m3/s`` (discharge),
-``degC``. Depth and volume rates are converted into each other through the catchment area.
+``degC``. Source units go to them through the units library (:mod:`hydroseq.config.units`: ``cfs``,
+``ft3/s``, ``l/s``, ``inch/d``, ``kg m-2 s-1``, ``degF``, ...). Depth and volume rates are converted into
+each other through the catchment area: ``Q[mm/d] = Q[m3/s] * 86400 / (area[km2] * 1e6) * 1000``.
 """
 
 from __future__ import annotations
@@ -11,14 +13,9 @@ import math
 import numpy as np
 import pandas as pd
 
+from hydroseq.config.units import celsius, from_celsius, to_canonical_factor
 from hydroseq.config.variables import VariableSpec
 
-_FT3 = 0.028316846592  # m3 per cubic foot (exact)
-_TO_CANONICAL = {
-    "mm": 1.0, "kg m-2": 1.0, "m": 1000.0,
-    "mm/d": 1.0, "mm/h": 24.0, "mm/s": 86_400.0, "kg m-2 s-1": 86_400.0, "m/s": 86_400_000.0,
-    "m3/s": 1.0, "ft3/s": _FT3, "l/s": 1e-3,
-}
 _CF_UNITS = {"mm": "mm", "mm/d": "mm d-1", "mm/h": "mm h-1", "m3/s": "m3 s-1", "degC": "degC", "K": "K"}
 
 
@@ -35,12 +32,8 @@ def to_canonical(values: np.ndarray, spec: VariableSpec, source_step: pd.Timedel
     if kind == "other":
         return values
     if kind == "temperature":
-        if spec.units == "K":
-            return values - 273.15
-        if spec.units == "degF":
-            return (values - 32.0) * (5.0 / 9.0)
-        return values
-    converted = values * _TO_CANONICAL[spec.units]
+        return celsius(values, spec.units)
+    converted = values * to_canonical_factor(spec.units)
     if kind == "depth_rate" and spec.aggregation == "sum":
         assert source_step is not None
         converted = converted * (source_step / pd.Timedelta(days=1))
@@ -54,12 +47,8 @@ def from_canonical_rate(value: float, spec: VariableSpec) -> float:
     if kind == "other":
         return value
     if kind == "temperature":
-        if spec.units == "K":
-            return value + 273.15
-        if spec.units == "degF":
-            return value * (9.0 / 5.0) + 32.0
-        return value
-    return value / _TO_CANONICAL[spec.units]
+        return from_celsius(value, spec.units)
+    return value / to_canonical_factor(spec.units)
 
 
 def to_output(values: np.ndarray, spec: VariableSpec, grid_step: pd.Timedelta, area_km2: float) -> np.ndarray:
@@ -95,6 +84,7 @@ def cf_units(spec: VariableSpec) -> str:
 
 def _area_m2(area_km2: float, spec: VariableSpec) -> float:
     if not (isinstance(area_km2, float) and math.isfinite(area_km2) and area_km2 > 0):
-        raise AreaMissing(f"converting {spec.units} to {spec.resolved_output_units} needs the "
-                          f"catchment area, but area_km2 is {area_km2!r}")
+        known = "missing" if isinstance(area_km2, float) and math.isnan(area_km2) else repr(area_km2)
+        raise AreaMissing(f"converting {spec.units} to {spec.resolved_output_units} needs the catchment area, "
+                          f"but the station's area_km2 is {known} (give it in the station table)")
     return area_km2 * 1e6

@@ -21,7 +21,7 @@ def _with_variable(**spec):
     (_with_variable(source="tp", units="mm/h", aggregation="sum", accumulation="per_step"), "must be an amount"),
     (_with_variable(source="t2m", units="K", accumulation="per_step"), "applies to sum variables only"),
     (_with_variable(source="t2m", units="K", aggregation="max"), "'sum' or 'mean'"),
-    (_with_variable(source="t2m", units="furlongs"), "unknown units"),
+    (_with_variable(source="t2m", units="bananas"), "unknown units"),
     ({**BASE, "latency": "-6h"}, "must not be negative"),
     ({**BASE, "latency": "soon"}, "not a duration"),
     ({**BASE, "issue_frequency": "0h"}, "frequency"),

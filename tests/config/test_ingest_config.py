@@ -33,9 +33,30 @@ def _error(data: dict) -> str:
 
 def test_unknown_units_name_key_value_and_the_known_units(caravan):
     data = copy.deepcopy(caravan)
-    data["sources"][0]["variables"]["streamflow"]["units"] = "cfs"
+    data["sources"][0]["variables"]["streamflow"]["units"] = "bananas"
     message = _error(data)
-    assert "sources.0.variables.streamflow" in message and "unknown units 'cfs'" in message and "ft3/s" in message
+    assert "test.yaml" in message and "sources.0.variables.streamflow" in message
+    assert "unknown units 'bananas'" in message and "UDUNITS-2" in message and "ft3/s" in message
+    assert "\n" not in message
+
+
+@pytest.mark.parametrize(("units", "kind"), [
+    ("cfs", "volume_rate"), ("ft3/s", "volume_rate"), ("ft3 s-1", "volume_rate"), ("m3/s", "volume_rate"),
+    ("l/s", "volume_rate"), ("inch/d", "depth_rate"), ("mm/d", "depth_rate"), ("kg m-2 s-1", "depth_rate"),
+    ("mm", "depth"), ("kg m-2", "depth"), ("degF", "temperature"), ("K", "temperature")])
+def test_units_are_read_by_the_units_library(caravan, units, kind):
+    data = copy.deepcopy(caravan)
+    aggregation = "sum" if kind == "depth" else "mean"
+    data["sources"][0]["variables"]["streamflow"].update(units=units, aggregation=aggregation)
+    assert validate_config(data, IngestConfig).sources[0].variables["streamflow"].kind == kind
+
+
+def test_units_of_another_quantity_are_refused_unless_passed_through(caravan):
+    data = copy.deepcopy(caravan)
+    data["sources"][0]["variables"]["streamflow"]["units"] = "W m-2"
+    assert "'W m-2' are not an amount, a rate or a discharge of water" in _error(data)
+    data["sources"][0]["variables"]["streamflow"]["convert"] = False
+    assert validate_config(data, IngestConfig).sources[0].variables["streamflow"].kind == "other"
 
 
 def test_grid_zone_with_daylight_saving_is_refused(caravan):
