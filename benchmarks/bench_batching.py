@@ -120,13 +120,15 @@ def loader_figures(dataset: SequenceDataset, config: TrainConfig, workers: int, 
             "samples_per_s": samples / steady_s}
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=REPO_ROOT / "runs" / "demo" / "caravan_daily.nc")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--loader-batches", type=int, default=100)
     parser.add_argument("--out", type=Path, default=REPO_ROOT / "runs" / "bench" / "bench_batching.json")
-    args = parser.parse_args()
+    parser.add_argument("--cache-dir", type=Path, default=REPO_ROOT / "runs" / "bench" / "cache",
+                        help="the sample-index cache")
+    args = parser.parse_args(argv)
     os.chdir(REPO_ROOT)
     data_path = ensure_data(args.data)
     console = Console()
@@ -134,7 +136,7 @@ def main() -> None:
                                   "cpus": os.cpu_count(), "repeats": args.repeats}
     for mode, config_path in CONFIGS.items():
         config = load_config(config_path, TrainConfig)
-        cache_dir = REPO_ROOT / "runs" / "bench" / "cache"
+        cache_dir = args.cache_dir
         start = time.perf_counter()
         dataset, station_data, scalers = build_dataset(config, data_path, cache_dir)
         build_s = time.perf_counter() - start

@@ -125,7 +125,7 @@ def torch_batches(model: LSTMModel, x: np.ndarray, lengths: np.ndarray, batch_si
             last_valid_step(model(torch.from_numpy(x[i:i + batch_size]), rows, path="padded"), rows)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     """Run the benchmark and print (and optionally save) the figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--stations", type=int, default=10_000)
@@ -134,7 +134,7 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=1024)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         data = work / "replicated.nc"

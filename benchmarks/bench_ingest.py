@@ -106,14 +106,14 @@ def dask_ingest(config: IngestConfig, folder: Path, workers: int, repeats: int) 
     return {"seconds": seconds, "startup_s": startup, "worker_peak_rss_mib": max(peaks.values())}
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     """Run the benchmark and print (and optionally save) the figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--stations", type=int, default=24)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     parser.add_argument("--workers", type=int, nargs="*", default=[1, 2], help="dask runs (none: --workers)")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)
         observations = write_stations(folder, args.stations)

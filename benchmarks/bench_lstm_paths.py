@@ -9,7 +9,7 @@ One fixed batch of variable-length sequences (lengths uniform in [30, 365], sort
 then ``repeats`` timed steps; the median is reported as samples/s and valid timesteps/s (padding
 excluded). On CUDA every timed step ends with a synchronisation. Finally one fixed model (seed 0)
 predicts the same batch on the CPU and on the device; the largest absolute difference is printed.
-Results also go to ``benchmarks/results/lstm_paths_<device>.json``.
+Results also go to ``benchmarks/results/lstm_paths_<device>.json`` (``--json FILE``: there instead).
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ def cpu_device_agreement(device: torch.device, batch: tuple[torch.Tensor, ...]) 
     return float(((cpu - other).abs() * mask).max())
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--hidden", type=int, nargs="+", default=[64, 256])
@@ -85,7 +85,9 @@ def main() -> None:
     parser.add_argument("--max-len", type=int, default=365)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--paths", nargs="+", default=["packed", "padded"])
-    args = parser.parse_args()
+    parser.add_argument("--json", type=Path, default=None,
+                        help="where the figures go (default: benchmarks/results/lstm_paths_<device>.json)")
+    args = parser.parse_args(argv)
     device = torch.device(args.device)
     torch.set_num_threads(default_threads())
     batch = make_batch(args.batch_size, args.max_len, 30)
@@ -107,7 +109,7 @@ def main() -> None:
     console = Console()
     console.print(table)
     console.print(f"max |CPU - {device.type}| prediction of one fixed model: {agreement:.2e}")
-    out = Path("benchmarks/results") / f"lstm_paths_{device.type}.json"
+    out = args.json or Path("benchmarks/results") / f"lstm_paths_{device.type}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"date": dt.date.today().isoformat(), "device": name, "torch": torch.__version__,
                                "rows": rows, "max_abs_cpu_device_difference": agreement}, indent=2))

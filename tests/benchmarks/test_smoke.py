@@ -1,80 +1,105 @@
-"""Smoke test of ``benchmarks/`` in the default suite: it imports, parses its command lines, builds
-its configs against hydroseq's public API and measures the padding of made-up lengths. The
-benchmarks' own tests are in ``benchmarks/tests/`` (``make bench-test``)."""
+"""The per-stage benchmarks of ``benchmarks/`` run at tiny sizes and report figures that make sense:
+every time and rate finite and positive, the rows of their tables the stages they time, and what
+does not depend on the clock (observation counts, padding, CPU agreement) exact. Their growth
+with stations (``bench_scale``) is tested in ``benchmarks/tests/`` (``make bench-test``)."""
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-import sys
+import json
+import math
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import torch
 
-import benchmarks
-
-MODULES = sorted(info.name for info in pkgutil.walk_packages(benchmarks.__path__, "benchmarks.")
-                 if not info.name.startswith("benchmarks.tests"))
-COMMANDS = ["experiments.compare", "benchmarks.bench_batching", "benchmarks.bench_forecast",
-            "experiments.bench_forecast_training", "benchmarks.bench_ingest", "benchmarks.bench_lstm_paths",
-            "experiments.bench_regional", "experiments.ddp_curves", "experiments.nh.venv", "experiments.noise_table"]
+from benchmarks import bench_batching, bench_forecast, bench_ingest, bench_lstm_paths
 
 
-@pytest.mark.parametrize("name", MODULES)
-def test_every_benchmark_module_imports(name: str) -> None:
-    importlib.import_module(name)
+def positive(value: float) -> bool:
+    return math.isfinite(value) and value > 0
 
 
-@pytest.mark.parametrize("name", COMMANDS)
-def test_every_benchmark_command_answers_help(name: str, monkeypatch, capsys) -> None:
-    main = importlib.import_module(name).main
-    monkeypatch.setattr(sys, "argv", [name, "--help"])
-    with pytest.raises(SystemExit) as exit_status:
-        main()
-    assert exit_status.value.code == 0
-    assert "usage:" in capsys.readouterr().out
+@pytest.fixture(autouse=True)
+def wide_console_and_torch_threads(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Tables printed unabridged; the benchmark's torch thread count undone afterwards."""
+    monkeypatch.setenv("COLUMNS", "200")
+    threads = torch.get_num_threads()
+    yield
+    torch.set_num_threads(threads)
 
 
-def test_compare_applies_its_command_line_to_the_protocol() -> None:
-    from experiments.compare import _parse_args, with_overrides
-    from experiments.protocol import full_protocol
-
-    args = _parse_args(["--threads", "1", "--epochs", "2", "--updates-per-epoch", "0", "--max-basins", "4"])
-    protocol = with_overrides(full_protocol(), args)
-    assert (protocol.threads, protocol.epochs, protocol.max_updates_per_epoch, len(protocol.basins)) == (1, 2, None, 4)
-
-
-def test_benchmark_configs_validate_against_hydroseq(tmp_path: Path) -> None:
-    from benchmarks import bench_forecast
-    from experiments import bench_forecast_training
-    from experiments.hydroseq_side import BENCHMARK_MODES, hydroseq_config
-    from experiments.protocol import full_protocol, quick_protocol
-
-    for protocol in (full_protocol(), quick_protocol()):
-        for mode in BENCHMARK_MODES:
-            config = hydroseq_config(protocol, mode, tmp_path / "data.nc", tmp_path)
-            assert config.data.stations == list(protocol.basins)
-    for mode in bench_forecast_training.RECIPES:
-        config = bench_forecast_training.recipe(mode, tmp_path / "data.nc", tmp_path, 8, quick=True)
-        assert config.data.leads == [1, 2, 3]
-    assert bench_forecast.train_config(tmp_path / "data.nc").data.mode == "per_step"
+def test_lstm_paths_times_both_paths_and_the_cpu_agrees_with_itself(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "lstm_paths.json"
+    bench_lstm_paths.main(["--device", "cpu", "--hidden", "8", "16", "--batch-size", "4", "--max-len", "40",
+                           "--repeats", "1", "--json", str(out)])
+    figures = json.loads(out.read_text())
+    assert [(row["hidden"], row["path"]) for row in figures["rows"]] == [
+        (8, "packed"), (8, "padded"), (16, "packed"), (16, "padded")]
+    for row in figures["rows"]:
+        assert positive(row["step_s"])
+        assert row["samples_per_s"] == pytest.approx(4 / row["step_s"])
+        # lengths in [30, 40]: between 30 and 40 valid steps per sample
+        assert 30 * row["samples_per_s"] <= row["valid_timesteps_per_s"] <= 40 * row["samples_per_s"]
+    assert figures["max_abs_cpu_device_difference"] == 0.0  # the same model on the same path
+    printed = capsys.readouterr().out
+    assert "LSTM training step" in printed and "packed" in printed and "padded" in printed
 
 
-def test_ddp_curves_finds_its_probe() -> None:
-    from experiments.ddp_curves import PROBE
+def test_ingest_counts_every_hourly_observation_and_times_each_step(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "ingest.json"
+    bench_ingest.main(["--stations", "2", "--repeats", "1", "--workers", "--json", str(out)])
+    figures = json.loads(out.read_text())
+    assert figures["hours_per_station"] == 87_650  # 10 years of the Ebnit hourly series (data/README.md)
+    assert figures["observations"] == 2 * 2 * 87_650  # 2 stations x (rain + discharge)
+    for key in ("pandas_read_s", "grid_only_s", "ingest_s", "pandas_obs_per_s", "ingest_obs_per_s",
+                "ingest_over_pandas"):
+        assert positive(figures[key]), key
+    assert figures["ingest_obs_per_s"] == pytest.approx(figures["observations"] / figures["ingest_s"], rel=0.01)
+    assert figures["dask"] == {}
+    printed = capsys.readouterr().out
+    for row in ("pandas read_csv + parse times", "hydroseq per-station gridding", "hydroseq ingest (all of it)"):
+        assert row in printed
 
-    assert PROBE.is_file()
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore:seq_len 30 differs from the training max_len")  # an untrained model anyway
+def test_forecast_times_the_forecast_and_both_bare_models(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "forecast.json"  # a 30-step export: about a quarter of the export time of 365 steps
+    bench_forecast.main(["--stations", "40", "--days", "365", "--seq-len", "30", "--batch-size", "64",
+                         "--repeats", "1", "--json", str(out)])
+    figures = json.loads(out.read_text())
+    assert figures["stations"] == 62  # the 31 bundled basins, copied until there are at least 40
+    assert set(figures["seconds"]) == {"hydroseq forecast", "bare onnxruntime", "bare torch"}
+    for what, seconds in figures["seconds"].items():
+        assert positive(seconds), what
+        assert figures["stations_per_second"][what] == pytest.approx(62 / seconds)
+    printed = capsys.readouterr().out
+    assert "forecast of 62 stations" in printed
+    for row in figures["seconds"]:
+        assert row in printed
 
 
-def test_padding_share_is_measured_on_made_up_lengths() -> None:
-    import numpy as np
-
-    from experiments.padding import epoch_batches, slot_counts
-
-    lengths = np.random.default_rng(0).integers(30, 366, 2000)
-    share = {}
-    for strategy in ("random, padded", "bucketed, padded"):
-        valid, slots = slot_counts(lengths, epoch_batches(lengths, strategy, 64, seed=0), packed=False)
-        assert valid == int(lengths.sum())
-        share[strategy] = 1 - valid / slots
-    assert share["bucketed, padded"] < share["random, padded"]
+@pytest.mark.slow
+def test_batching_times_assembly_and_loaders_and_counts_padding(tmp_path: Path, monkeypatch, capsys) -> None:
+    monkeypatch.chdir(tmp_path)  # the benchmark changes to the project root; undone after the test
+    out = tmp_path / "batching.json"
+    bench_batching.main(["--data", str(tmp_path / "caravan.nc"), "--repeats", "1", "--loader-batches", "2",
+                         "--out", str(out), "--cache-dir", str(tmp_path / "cache")])
+    figures = json.loads(out.read_text())
+    for mode in ("sequence", "per_step"):
+        mode_figures = figures[mode]
+        assert mode_figures["samples"] > 0 and mode_figures["features"] > 0
+        assert all(positive(value) for value in mode_figures["collate"].values())
+        assert [loader["workers"] for loader in mode_figures["loader"]] == [0, 2]
+        for loader in mode_figures["loader"]:
+            assert loader["samples"] == 2 * mode_figures["batch_size"]
+            assert positive(loader["samples_per_s"]) and positive(loader["first_pass_samples_per_s"])
+        padding = mode_figures["padding"]
+        assert set(padding) == {"global_pad", "random", "bucket"}
+        assert len({strategy["valid_steps"] for strategy in padding.values()}) == 1  # the same samples
+        assert all(strategy["samples"] == mode_figures["samples"] for strategy in padding.values())
+        assert all(0 <= strategy["padding_ratio"] < 1 for strategy in padding.values())
+        assert padding["bucket"]["padding_ratio"] <= padding["random"]["padding_ratio"]
+    printed = capsys.readouterr().out
+    assert "Batch assembly" in printed and "Padding per strategy" in printed
