@@ -45,16 +45,6 @@ def check_levels(levels: ArrayLike) -> tuple[float, ...]:
     return checked
 
 
-def rearrange(values: ArrayLike) -> NDArray[np.float64]:
-    """Quantile values sorted along the last axis (the monotone rearrangement of crossing quantiles).
-
-    A quantile model may predict a lower value at a higher level; sorting each forecast's values
-    restores a distribution and never increases its quantile (pinball) loss (Chernozhukov,
-    Fernandez-Val and Galichon 2010).
-    """
-    return np.sort(np.asarray(values, dtype=np.float64), axis=-1)
-
-
 def _checked_values(values: ArrayLike, levels: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """``values`` as float64 and the checked levels, with at least two levels matching its last axis."""
     level_arr = np.asarray(check_levels(levels))
@@ -64,25 +54,12 @@ def _checked_values(values: ArrayLike, levels: ArrayLike) -> tuple[NDArray[np.fl
     if level_arr.size < 2:
         raise ValueError("a distribution needs at least two quantile levels")
     if np.any(np.diff(value_arr, axis=-1) < 0):
-        raise ValueError("quantile values decrease along the last axis; sort them first (quantiles.rearrange)")
+        raise ValueError("quantile values decrease along the last axis; sort them first (np.sort(values, axis=-1))")
     return value_arr, level_arr
 
 
-def tail_ends(values: ArrayLike, levels: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Where the distribution's CDF reaches 0 and 1: ``([...], [...])`` (see the module docstring).
-
-    Raises
-    ------
-    ValueError
-        If the levels are invalid (:func:`check_levels`), fewer than two, do not match the last
-        axis of ``values``, or the values decrease along it.
-    """
-    v, p = _checked_values(values, levels)
-    return _tail_ends(v, p)
-
-
 def _tail_ends(v: NDArray[np.float64], p: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """:func:`tail_ends` of checked values and levels."""
+    """Where the CDF of checked values ``v`` at levels ``p`` reaches 0 and 1 (see the module docstring)."""
     lower = v[..., 0] - (v[..., 1] - v[..., 0]) * p[0] / (p[1] - p[0])
     lower = np.where(v[..., 0] < 0.0, lower, np.maximum(lower, 0.0))
     upper = v[..., -1] + (v[..., -1] - v[..., -2]) * (1.0 - p[-1]) / (p[-1] - p[-2])
@@ -109,7 +86,9 @@ def cdf_at(values: ArrayLike, levels: ArrayLike, x: ArrayLike) -> NDArray[np.flo
     Raises
     ------
     ValueError
-        As :func:`tail_ends`, or if ``x`` does not broadcast with ``values.shape[:-1]``.
+        If the levels are invalid (:func:`check_levels`), fewer than two, do not match the last
+        axis of ``values``, the values decrease along it, or ``x`` does not broadcast with
+        ``values.shape[:-1]``.
     """
     v, p = _checked_values(values, levels)
     lower, upper = _tail_ends(v, p)

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
-import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
@@ -58,16 +57,6 @@ class StationThresholds:
                 raise ValueError(f"{name} names repeat: {sorted({i for i in ids if ids.count(i) > 1})}")
         values.setflags(write=False)
         object.__setattr__(self, "values", values)
-
-    def to_frame(self) -> pd.DataFrame:
-        """Long format: one row (``station``, ``level``, ``discharge``) per known threshold (NaN left out).
-
-        The table :func:`read_threshold_table` reads, once written as CSV.
-        """
-        rows, columns = np.nonzero(np.isfinite(self.values))
-        return pd.DataFrame({"station": np.asarray(self.stations, dtype=object)[rows],
-                             "level": np.asarray(self.levels, dtype=object)[columns],
-                             "discharge": self.values[rows, columns]})
 
     def for_stations(self, station_ids: Sequence[str]) -> StationThresholds:
         """The thresholds of ``station_ids`` in that order; a station not held here gets NaN."""

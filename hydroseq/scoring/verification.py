@@ -1,7 +1,7 @@
 """Scores of probabilistic forecasts: CRPS, Brier, contingency table, reliability, PIT (numpy, scoringrules).
 
 Every function skips what is missing instead of failing: a NaN observation (or forecast) gives a
-NaN score for that forecast, and the aggregate scores (:func:`crps_skill`, :func:`brier_score`,
+NaN score for that forecast, and the aggregate scores (:func:`brier_score`, :func:`brier_skill_score`,
 :func:`contingency_scores`, :func:`reliability_table`, :func:`pit_histogram`) use only the pairs
 where everything is finite, and are NaN when a score is undefined (no pair, no event).
 
@@ -99,20 +99,6 @@ def crps_ensemble(members: ArrayLike, obs: ArrayLike) -> NDArray[np.float64]:
     fct, observed = _forecast_and_obs(members, obs)
     scores = scoringrules.crps_ensemble(_filled(observed), _filled(fct), m_axis=-1, estimator="qd", backend=BACKEND)
     return _masked(scores, fct, observed)
-
-
-def crps_skill(crps_model: ArrayLike, crps_reference: ArrayLike) -> float:
-    """CRPS skill score ``1 - mean(model) / mean(reference)`` over the pairs where both are finite.
-
-    1 is perfect, 0 as good as the reference (e.g. climatology), negative worse. NaN without a
-    valid pair or when the reference's mean CRPS is 0.
-    """
-    model, reference = np.broadcast_arrays(np.asarray(crps_model, dtype=np.float64),
-                                           np.asarray(crps_reference, dtype=np.float64))
-    keep = np.isfinite(model) & np.isfinite(reference)
-    if not keep.any() or float(reference[keep].mean()) == 0.0:
-        return math.nan
-    return 1.0 - float(model[keep].mean()) / float(reference[keep].mean())
 
 
 def _probabilities(probability: ArrayLike, name: str = "probability") -> NDArray[np.float64]:

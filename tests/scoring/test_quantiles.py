@@ -34,17 +34,15 @@ def test_cdf_interpolates_between_quantiles() -> None:
 
 def test_tails_extend_the_outer_slopes_and_stop_at_zero_discharge() -> None:
     # slope of the first segment 0.05 per 1: reaches 0 at 1 - 0.05 / 0.05 = 0; last: 1 at 7 + 1 = 8
-    lower, upper = quantiles.tail_ends(VALUES, DEFAULT_QUANTILES)
-    assert (float(lower), float(upper)) == pytest.approx((0.0, 8.0))
-    assert quantiles.cdf_at(VALUES, DEFAULT_QUANTILES, [-1.0, 0.0, 0.5, 7.5, 8.0, 50.0]) == pytest.approx(
-        [0.0, 0.0, 0.025, 0.975, 1.0, 1.0])
+    assert quantiles.cdf_at(VALUES, DEFAULT_QUANTILES, [-1.0, 0.0, 0.5, 7.5, 7.99, 8.0, 50.0]) == pytest.approx(
+        [0.0, 0.0, 0.025, 0.975, 0.9995, 1.0, 1.0])
     # the first segment extended would end at 10 - 40 = -30 < 0: the lower tail is raised to end at 0
     steep = np.array([10.0, 50.0, 60.0, 70.0, 80.0, 90.0, 100.0])
-    assert float(quantiles.tail_ends(steep, DEFAULT_QUANTILES)[0]) == 0.0
-    assert float(quantiles.cdf_at(steep, DEFAULT_QUANTILES, 5.0)) == pytest.approx(0.025)
-    # a lowest quantile already negative keeps the extended slope
+    assert quantiles.cdf_at(steep, DEFAULT_QUANTILES, [0.0, 5.0]) == pytest.approx([0.0, 0.025])
+    # a lowest quantile already negative keeps the extended slope: F reaches 0 at -10 - 40 = -50
     negative = steep - 20.0
-    assert float(quantiles.tail_ends(negative, DEFAULT_QUANTILES)[0]) == pytest.approx(-10.0 - 40.0)
+    assert quantiles.cdf_at(negative, DEFAULT_QUANTILES, [-60.0, -50.0, -49.0, -30.0]) == pytest.approx(
+        [0.0, 0.0, 0.05 / 40, 0.025])
 
 
 def test_ties_are_point_masses_without_division_by_zero() -> None:
@@ -69,9 +67,9 @@ def test_nan_in_values_or_x_gives_nan_and_shapes_broadcast() -> None:
 
 def test_decreasing_values_and_mismatched_levels_are_refused() -> None:
     crossing = VALUES[[0, 2, 1, 3, 4, 5, 6]]
-    with pytest.raises(ValueError, match="rearrange"):
+    with pytest.raises(ValueError, match="decrease along the last axis; sort them first"):
         quantiles.cdf_at(crossing, DEFAULT_QUANTILES, 1.0)
-    assert quantiles.cdf_at(quantiles.rearrange(crossing), DEFAULT_QUANTILES, 3.5) == pytest.approx(0.375)
+    assert quantiles.cdf_at(np.sort(crossing), DEFAULT_QUANTILES, 3.5) == pytest.approx(0.375)
     with pytest.raises(ValueError, match="7 levels"):
         quantiles.cdf_at(VALUES[:5], DEFAULT_QUANTILES, 1.0)
     with pytest.raises(ValueError, match="two"):

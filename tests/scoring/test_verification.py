@@ -66,11 +66,6 @@ def test_crps_ensemble_is_at_most_the_mean_absolute_error(members: np.ndarray, o
     assert 0.0 <= crps <= float(np.mean(np.abs(members - obs))) + 1e-9
 
 
-def test_crps_skill_uses_finite_pairs_only() -> None:
-    assert verification.crps_skill([1.0, 2.0, np.nan], [2.0, 4.0, 1.0]) == pytest.approx(0.5)
-    assert verification.crps_skill([1.0, 1.0], [1.0, 1.0]) == 0.0
-    assert math.isnan(verification.crps_skill([np.nan], [1.0]))
-    assert math.isnan(verification.crps_skill([1.0], [0.0]))
 
 
 def test_brier_of_perfect_and_climatological_forecasts() -> None:
