@@ -126,7 +126,7 @@ class DataConfig(StrictModel):
         None, description="per-step with lagged_target: hide observed-target inputs during training")
     forecast_inputs: list[ForecastInput] = Field(
         default_factory=list, description="per-step forecast models: weather-forecast inputs for the lead "
-                                          "window (docs/forecast-inputs.md)")
+                                          "window (docs/forecast.md)")
     forecast_hiding: ForecastInputHiding | None = Field(None, description="hide forecast inputs during training")
     per_station_target_scaling: bool = Field(False, description="scale the target (and the observed target "
                                              "input) with each station's training mean and std, not one over all")
@@ -134,10 +134,10 @@ class DataConfig(StrictModel):
     storage: Literal["memory", "disk"] = Field(
         "memory", description="where the scaled per-step inputs live while training: in memory, or in a "
                               "temporary file in cache_dir read sample by sample (out-of-core, for datasets "
-                              "larger than memory; same batches; docs/scaling.md)")
+                              "larger than memory; same batches; docs/scale-out.md)")
     memory_budget_gb: PositiveFloat | None = Field(
         None, description="with storage: memory, put the scaled inputs on disk instead when the process's "
-                          "resident memory plus their size would exceed this many GB (docs/scaling.md)")
+                          "resident memory plus their size would exceed this many GB (docs/scale-out.md)")
 
     @model_validator(mode="after")
     def _lengths(self) -> DataConfig:

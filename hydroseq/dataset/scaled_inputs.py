@@ -1,6 +1,6 @@
 """The model's inputs for every station and step, scaled once and shared by every split.
 
-Memory (measured with a memory profiler on 992 stations x 34 years, ``docs/scaling.md``): the
+Memory (measured with a memory profiler on 992 stations x 34 years, ``docs/experiments.md``): the
 training peak was 20x the ingested variables because every split's dataset built its own feature
 array, with the static attributes repeated on every step (13 of 18 features), from float64
 temporaries of the whole array. Here the per-step features are built once per station block into

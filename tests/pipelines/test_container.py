@@ -2,8 +2,8 @@
 
 The first test resolves, with the Dockerfile's ``ENV`` and ``WORKDIR``, every path a command run in
 the image writes by default or with the shipped configs (the MLflow store and artifacts, checkpoints,
-caches, stats, forecasts, the daily job's files, the README's container commands) and checks each
-is under a declared ``VOLUME``. The second replays the README's commands outside Docker: the image's
+caches, stats, forecasts, the daily job's files, the ``docker run`` commands of docs/container.md) and
+checks each is under a declared ``VOLUME``. The second replays those commands outside Docker: the image's
 working directory and volumes are folders, the environment is the Dockerfile's; ``hydroseq train``
 runs there, everything it wrote outside the volumes is removed (what ``docker run --rm`` discards),
 then ``hydroseq export --run`` from another working directory and ``evaluate`` in a fresh
@@ -55,15 +55,22 @@ def _on_a_volume(path: PurePosixPath, volumes: list[PurePosixPath]) -> bool:
     return any(path == volume or volume in path.parents for volume in volumes)
 
 
-def _readme_container_commands() -> list[list[str]]:
-    """The ``docker run`` commands of the README and docs/forecast.md, as argument lists."""
+def _docker_run_commands(page: Path) -> list[list[str]]:
+    """The ``docker run`` commands of a Markdown page's bash blocks, as argument lists."""
     commands = []
-    for text in ((REPO_ROOT / "README.md").read_text(), (REPO_ROOT / "docs" / "forecast.md").read_text()):
-        for block in re.findall(r"```bash\n(.*?)```", text, re.S):
-            joined = re.sub(r"\\\n\s*", " ", block)
-            commands += [shlex.split(line.split("#")[0]) for line in joined.splitlines()
-                         if line.startswith("docker run")]
-    assert commands, "no docker run command found"
+    for block in re.findall(r"```bash\n(.*?)```", page.read_text(), re.S):
+        joined = re.sub(r"\\\n\s*", " ", block)
+        commands += [shlex.split(line.split("#")[0]) for line in joined.splitlines() if line.startswith("docker run")]
+    return commands
+
+
+def _readme_container_commands() -> list[list[str]]:
+    """The ``docker run`` commands of docs/container.md (the container's page) and of the README and
+    docs/forecast.md, should they show any, as argument lists."""
+    commands = _docker_run_commands(REPO_ROOT / "docs" / "container.md")
+    assert len(commands) >= 3, "docs/container.md shows no train, export and forecast docker run commands"
+    for page in (REPO_ROOT / "README.md", REPO_ROOT / "docs" / "forecast.md"):
+        commands += _docker_run_commands(page)
     return commands
 
 
@@ -96,7 +103,7 @@ def test_every_path_the_container_writes_is_on_a_volume(monkeypatch: pytest.Monk
         assert all(mount in volumes for mount in mounts), command
         for i, word in enumerate(command):
             if word == "--out":
-                written[f"README {command[command.index('hydroseq:0.1.0') + 1]} --out"] = workdir / command[i + 1]
+                written[f"docker run {command[command.index('hydroseq:0.1.0') + 1]} --out"] = workdir / command[i + 1]
                 assert _on_a_volume(workdir / command[i + 1], mounts), f"{command}: --out is not on a mounted volume"
     outside = {what: str(path) for what, path in written.items() if not _on_a_volume(path, volumes)}
     assert outside == {}, f"written outside the volumes {[str(v) for v in volumes]}"
