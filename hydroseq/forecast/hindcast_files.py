@@ -14,7 +14,7 @@ import pandas as pd
 from hydroseq.fileio import atomic_path
 from hydroseq.fileio.output_set import StagedSet
 from hydroseq.forecast.hindcast import HindcastScores, score_hindcast, write_scores_csv
-from hydroseq.forecast.plots import plot_hindcast, plot_plume
+from hydroseq.forecast.plots import issue_text, lead_text, plot_hindcast, plot_plume
 from hydroseq.forecast.result import ForecastResult
 from hydroseq.scoring.probabilistic_scores import RELIABILITY_LEVEL, ProbabilisticScores
 from hydroseq.scoring.verification_plots import plot_pit_histogram, plot_reliability_diagram
@@ -33,21 +33,23 @@ def write_hindcast_files(staged: StagedSet, result: ForecastResult, target: Path
     if distribution_scores is not None:
         extra = tuple(target.with_name(f"{target.stem}_{name}") for name in
                       ("probabilistic.csv", "reliability.png", "pit.png", "plume.png"))
-        write_probabilistic_scores(distribution_scores, result.leads, *(staged.path(path) for path in extra[:3]))
+        write_probabilistic_scores(distribution_scores, result, *(staged.path(path) for path in extra[:3]))
         plot_plume(result, observed, scores, staged.path(extra[3]))
         score_files += extra
     return scores, score_files
 
 
-def write_probabilistic_scores(scores: list[ProbabilisticScores], leads: np.ndarray, csv_path: Path,
+def write_probabilistic_scores(scores: list[ProbabilisticScores], result: ForecastResult, csv_path: Path,
                                reliability_png: Path, pit_png: Path) -> None:
-    """Per-station scores of every lead as one CSV, the reliability diagram of the 2-year flow and the
-    PIT histogram of the first lead."""
+    """Per-station scores of every lead of ``result`` as one CSV, the reliability diagram of the 2-year flow
+    and the PIT histogram of the first lead (titled with the issue times, leads in days)."""
+    leads = result.leads
     table = pd.concat([score.stations.assign(lead=int(lead)) for score, lead in zip(scores, leads, strict=True)])
     table = table[["station", "lead", *[c for c in table.columns if c not in ("station", "lead")]]]
     with atomic_path(csv_path) as tmp:
         table.to_csv(tmp, index=False, float_format="%.4f")
-    diagrams = {f"lead {int(lead)}": score.reliability[RELIABILITY_LEVEL]
+    diagrams = {lead_text(int(lead), result.step): score.reliability[RELIABILITY_LEVEL]
                 for score, lead in zip(scores, leads, strict=True) if RELIABILITY_LEVEL in score.reliability}
-    plot_reliability_diagram(diagrams, reliability_png, f"hindcast: exceeding the {RELIABILITY_LEVEL} flow")
-    plot_pit_histogram(scores[0].pit, pit_png, f"hindcast PIT, lead {int(leads[0])}")
+    plot_reliability_diagram(diagrams, reliability_png,
+                             f"hindcast {issue_text(result)}:\nexceeding the {RELIABILITY_LEVEL} flow, all stations")
+    plot_pit_histogram(scores[0].pit, pit_png, f"hindcast PIT, {lead_text(int(leads[0]), result.step)}")
