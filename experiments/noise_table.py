@@ -1,4 +1,4 @@
-"""Skill against the noise of perfect forecast inputs: the noise table of docs/forecast.md in one command.
+"""Skill against the noise of perfect forecast inputs: the noise table of docs/experiments.md in one command.
 
 Run from the project root::
 

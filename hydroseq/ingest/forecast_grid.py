@@ -1,6 +1,6 @@
 """Issued forecast products onto the grid as ``(station, issue, lead)``, without leakage.
 
-The rules (README "Leakage-free rules", each a property test in ``tests/ingest/test_forecast_grid.py``):
+The rules (docs/ingest.md "The leakage-free rules", each a property test in ``tests/ingest/test_forecast_grid.py``):
 
 - **Newest published product.** The value at issue ``t`` (a grid label) comes from the newest
   product whose reference time ``r`` satisfies ``r + latency <= t``; a product published after

@@ -1,4 +1,5 @@
-"""Every status of the exit-code table (``hydroseq.errors.ExitCode``, README "Exit status") from a real command.
+"""Every status of the exit-code table (``hydroseq.errors.ExitCode``, "Exit status" of the README and
+docs/forecast.md) from a real command.
 
 Usage runs ``hydroseq`` as a process (argparse exits by itself); the others call
 ``hydroseq.cli.main``. Partial result, success and nothing produced forecast with the shared tiny
@@ -35,8 +36,10 @@ ISSUE = "2014-06-30"
 ISSUE_LABEL = "2014-07-01T08:00"
 
 
-def test_the_readme_table_is_the_enum() -> None:
-    section = (REPO_ROOT / "README.md").read_text().split("## Exit status", 1)[1].split("\n## ", 1)[0]
+@pytest.mark.parametrize("page", ["README.md", "docs/forecast.md"])
+def test_the_exit_status_tables_are_the_enum(page: str) -> None:
+    """The README's table and the full one of docs/forecast.md list every status, under its name."""
+    section = (REPO_ROOT / page).read_text().split("## Exit status", 1)[1].split("\n## ", 1)[0]
     rows = re.findall(r"^\| (\d+) \| `(\w+)` \|", section, re.M)
     assert {int(code): name for code, name in rows} == {code.value: code.name for code in ExitCode}
 
