@@ -138,7 +138,8 @@ def build_parser(command: Callable[[str, str], Handler]) -> argparse.ArgumentPar
     export.add_argument("--out", required=True, type=Path, help="output model directory")
     export.add_argument("--tracking-uri", default=None, help=TRACKING_URI_HELP)
 
-    forecast = add("forecast", "forecast every station from an exported model", "forecast", "forecast_command")
+    forecast = add("forecast", "forecast every station from an exported or a registered model", "forecast",
+                   "forecast_command")
     forecast.add_argument("--model", required=True, metavar="DIR_OR_URI",
                           help="exported model directory, or a registered model: models:/NAME@ALIAS "
                                "(models:/demo@champion) or models:/NAME/VERSION, read from the MLflow store")

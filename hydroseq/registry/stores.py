@@ -156,7 +156,7 @@ def store_error(error: BaseException, tracking_uri: str, what: str) -> HydroseqE
     first = (str(error).strip().splitlines() or [type(error).__name__])[0]
     code = getattr(error, "error_code", "")
     unanswered = (not isinstance(error, MlflowException) and type(error).__module__.split(".")[0]
-                  in ("requests", "urllib3", "sqlalchemy")) or "database is locked" in first
+                  in ("requests", "urllib3")) or "database is locked" in first
     if unanswered or (code not in NOT_THERE and first.startswith("API request to")):
         return UnavailableError(f"MLflow store {tracking_uri} did not answer about {what}: {first}")
     return ConfigError(f"MLflow store {tracking_uri}, {what}: {first}")

@@ -189,9 +189,15 @@ def test_a_quantile_ensemble_with_gauge_and_weather_forecast_inputs(trained, ing
                                  out=tmp_path / "f.nc", show_progress=False).result
         assert published.quantiles is not None
         predicted = model.predict(frame, params={"issue_time": str(issue)})
-        assert list(predicted.columns) == output_columns(metadata)
+        thresholds = model.unwrap_python_model().thresholds  # derived from the training file, logged with it
+        assert list(predicted.columns) == output_columns(metadata, thresholds)
         np.testing.assert_allclose(_by_station(predicted, "value", published.stations), published.values[0],
                                    rtol=0, atol=1e-5)
+        assert published.thresholds is not None and published.exceedance is not None
+        assert thresholds.levels == published.thresholds.levels
+        for position, level in enumerate(thresholds.levels):  # the forecast's flood probabilities, equal
+            np.testing.assert_array_equal(_by_station(predicted, f"p_exceed_{level}", published.stations),
+                                          published.exceedance[0, :, :, position])
         for position, column in enumerate(["value_q05", "value_q50", "value_q95"]):
             np.testing.assert_allclose(_by_station(predicted, column, published.stations),
                                        published.quantiles[0, :, :, position], rtol=0, atol=1e-5)

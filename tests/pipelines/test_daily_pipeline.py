@@ -174,3 +174,40 @@ def test_sigterm_to_the_job_is_passed_to_the_running_step(setup: dict[str, Path]
     assert verify_set(published / "latest.manifest.json") == before
     assert sorted(path.name for path in published.iterdir() if path.name.startswith(".")) == []
     assert sorted(path.name for path in (tmp_path / "w").iterdir() if path.name.startswith(".")) == [".lock"]
+
+
+def test_the_job_forecasts_from_the_registered_model_an_alias_names(setup: dict[str, Path], tmp_path: Path) -> None:
+    """``HYDROSEQ_MODEL=models:/daily@champion``: the exported model, logged and registered as a pyfunc model and
+    promoted, publishes the bytes its directory publishes; an alias that names nothing is exit 3, nothing published."""
+    import mlflow
+    from mlflow.tracking import MlflowClient
+
+    from hydroseq.forecast.pyfunc_logging import log_exported_model
+    from hydroseq.registry.promote import promote
+    from hydroseq.training.tracking import use_tracking_uri
+
+    store = f"sqlite:///{tmp_path / 'mlruns.db'}"
+    experiment = MlflowClient(store).create_experiment("daily", artifact_location=(tmp_path / "artifacts").as_uri())
+    with use_tracking_uri(store):
+        with mlflow.start_run(experiment_id=experiment) as run:
+            log_exported_model("model", setup["model"], setup["data"])
+        mlflow.register_model(f"runs:/{run.info.run_id}/model", "daily")
+    assert promote("daily", 1, "champion", store).uri == "models:/daily@champion"
+
+    def job(name: str, model: str) -> subprocess.CompletedProcess:
+        return _run(setup, "2014-07-01", HYDROSEQ_MODEL=model, MLFLOW_TRACKING_URI=store,
+                    HYDROSEQ_PUBLISH_DIR=str(tmp_path / name), HYDROSEQ_WORK_DIR=str(tmp_path / f"work_{name}"))
+
+    folder, registered = job("folder", str(setup["model"])), job("registered", "models:/daily@champion")
+    assert folder.returncode == 0, folder.stderr[-3000:]
+    assert registered.returncode == 0, registered.stderr[-3000:]
+    assert '"model": {"uri": "models:/daily@champion", "name": "daily", "version": "1"' in registered.stderr
+    for suffix in ("csv", "nc"):
+        published = tmp_path / "registered" / f"forecast_2014-07-01.{suffix}"
+        assert published.read_bytes() == (tmp_path / "folder" / f"forecast_2014-07-01.{suffix}").read_bytes()
+
+    unknown = job("unknown", "models:/daily@nothing")
+    assert unknown.returncode == ExitCode.CONFIG, unknown.stderr[-3000:]
+    assert "model 'daily' has no alias 'nothing' (aliases: @champion -> 1" in unknown.stderr
+    assert "FAILED (3): hydroseq forecast exited with 3" in unknown.stderr
+    assert not (tmp_path / "unknown").exists() or not any((tmp_path / "unknown").iterdir())
