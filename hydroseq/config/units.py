@@ -15,6 +15,10 @@ spellings it lacks (:data:`ALIASES`: ``cfs``, ``cms``, ``cumecs``). What quantit
 The ingest converts each kind to its canonical unit (:data:`CANONICAL`) with the factor the library
 gives (:func:`to_canonical_factor`), and between depth and volume rates through the catchment area
 (:mod:`hydroseq.ingest.units`). The library is imported when a unit is first read.
+
+:func:`to_m3s` turns a discharge as a depth rate over the catchment (the unit ingest writes for it:
+``mm d-1``, ``mm h-1``, ``mm`` per grid step) into m³/s through the area, without the library (the
+forecast stage and the served model do not need it): ``Q[m³/s] = Q[mm/d] · area[km²] · 1000 / 86400``.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from functools import cache
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 # Spellings hydrologists use that UDUNITS-2 does not know (it reads "cfs" as nothing, "cms" as nothing)
 ALIASES = {"cfs": "ft3 s-1", "CFS": "ft3 s-1", "cms": "m3 s-1", "CMS": "m3 s-1", "cumecs": "m3 s-1"}
@@ -112,3 +117,51 @@ def same_units(first: str, second: str) -> bool:
         return bool(parse(first) == parse(second))
     except UnknownUnits:
         return False
+
+
+M3S_UNITS = "m3 s-1"
+M3S_STANDARD_NAME = "water_volume_transport_in_river_channel"
+# seconds per unit time of each depth-rate spelling ingest writes ("mm" per grid step: see m3s_per_mm_km2)
+_PER_SECONDS = {"mm s-1": 1.0, "mm/s": 1.0, "mm h-1": 3600.0, "mm/h": 3600.0, "mm hr-1": 3600.0,
+                "mm d-1": 86400.0, "mm/d": 86400.0, "mm day-1": 86400.0, "mm/day": 86400.0}
+_VOLUME_RATES = frozenset({"m3 s-1", "m3/s", "m^3/s", "m**3 s**-1"})
+
+
+def is_volume_rate(units: str) -> bool:
+    """``units`` is m³/s already."""
+    return units.strip() in _VOLUME_RATES
+
+
+def m3s_per_mm_km2(units: str, step: pd.Timedelta) -> float | None:
+    """The factor ``f`` of ``Q[m³/s] = value · area[km²] · f`` for a depth rate in ``units`` on a grid of
+    ``step`` (``mm`` is an amount per grid step); None for units that are no depth rate of water."""
+    text = units.strip()
+    seconds = step.total_seconds() if text == "mm" else _PER_SECONDS.get(text)
+    if seconds is None or seconds <= 0:
+        return None
+    return 1000.0 / seconds  # mm -> m (1e-3) times km2 -> m2 (1e6), per second
+
+
+def can_convert(units: str, step: pd.Timedelta) -> bool:
+    """Values in ``units`` have an m³/s counterpart (given a catchment area for a depth rate)."""
+    return is_volume_rate(units) or m3s_per_mm_km2(units, step) is not None
+
+
+def to_m3s(values: np.ndarray, units: str, step: pd.Timedelta, area_km2: np.ndarray | float | None,
+           station_axis: int = 0) -> np.ndarray | None:
+    """``values`` (in ``units``) as float32 m³/s; ``area_km2`` per station along ``station_axis``.
+
+    NaN where the area is missing or not positive; None when ``units`` have no m³/s counterpart or a
+    depth rate comes without any area.
+    """
+    data = np.asarray(values, dtype=np.float64)
+    if is_volume_rate(units):
+        return data.astype(np.float32)
+    factor = m3s_per_mm_km2(units, step)
+    if factor is None or area_km2 is None:
+        return None
+    area = np.asarray(area_km2, dtype=np.float64)
+    area = np.where(np.isfinite(area) & (area > 0), area, np.nan)
+    if area.ndim == 1:
+        area = area.reshape((-1,) + (1,) * (data.ndim - station_axis - 1))
+    return (data * area * factor).astype(np.float32)

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import numpy as np
 
+from hydroseq.config.units import to_m3s
 from hydroseq.fileio import atomic_path
-from hydroseq.forecast.discharge import m3s_column, to_m3s
+from hydroseq.forecast.discharge import m3s_column
 from hydroseq.forecast.result import OBSERVATION_AGE_COLUMN, STALE_COLUMN, ForecastResult, member_column, quantile_label
 
 CSV_COLUMNS = ("station", "issue_time", "lead", "valid_time", "value")

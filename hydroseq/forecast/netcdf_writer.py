@@ -10,8 +10,9 @@ import numpy as np
 import pandas as pd
 
 from hydroseq import __version__
+from hydroseq.config.units import M3S_STANDARD_NAME, M3S_UNITS, is_volume_rate, to_m3s
 from hydroseq.fileio import atomic_path
-from hydroseq.forecast.discharge import M3S_STANDARD_NAME, M3S_SUFFIX, M3S_UNITS, is_volume_rate, to_m3s
+from hydroseq.forecast.discharge import M3S_SUFFIX
 from hydroseq.forecast.result import ForecastResult
 
 TIME_UNITS = "seconds since 1970-01-01 00:00:00"

@@ -15,8 +15,9 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from numpy.typing import ArrayLike
 
+from hydroseq.config.units import is_volume_rate, to_m3s
 from hydroseq.fileio import atomic_path
-from hydroseq.forecast.discharge import M3S_LABEL, is_volume_rate, to_m3s
+from hydroseq.forecast.discharge import M3S_LABEL
 from hydroseq.forecast.hindcast import HindcastScores
 from hydroseq.forecast.result import ForecastResult
 

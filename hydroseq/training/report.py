@@ -16,7 +16,7 @@ from hydroseq.model import TrainedModel
 from hydroseq.scoring.baselines import doy_climatology, persistence
 from hydroseq.scoring.event_verification import pooled_event_scores, score_events
 from hydroseq.scoring.skill import stations_beating
-from hydroseq.training.plots import pick_stations, plot_hydrographs
+from hydroseq.training.plots import hydrograph_style, pick_stations, plot_hydrographs, quantile_band
 from hydroseq.training.predict import ALWAYS_HIDDEN, SplitPrediction, eval_batch_size, predict_split
 from hydroseq.training.probabilistic_report import ProbabilisticReport, report_probabilistic, training_thresholds
 from hydroseq.training.scoring import SIGNATURE_COLUMNS, score_stations, summarise
@@ -141,7 +141,10 @@ def report_split(model: TrainedModel, station_data: StationData, scalers: Scaler
     units = f" [{station_data.target_units}]" if station_data.target_units else ""
     plots = plot_hydrographs(out_dir / f"hydrographs_{split}", pick_stations(model_nse, n_plots), station_ids,
                              prediction.times, prediction.obs, prediction.sim[0], model_nse,
-                             ylabel=f"{config.data.target}{units}")
+                             ylabel=f"{config.data.target}{units}",
+                             band=quantile_band(None if prediction.quantiles is None else prediction.quantiles[0],
+                                                prediction.quantile_levels),
+                             style=hydrograph_style(station_data, split, prediction.times, prediction.leads[0]))
     probabilistic = None
     if prediction.quantiles is not None:
         probabilistic = report_probabilistic(prediction, station_data, config, split, out_dir, thresholds)
