@@ -24,7 +24,7 @@ Two steps, in two environments (NeuralHydrology is never a dependency of hydrose
     #     --config configs/ingest_caravan_regional.yaml --out runs/regional/caravan_regional.nc)
     .venv/bin/python experiments/nh_metrics_reference.py series --data runs/regional/caravan_regional.nc
 
-    # 2. a venv with neuralhydrology==1.13.0 (``python -m benchmarks.nh.venv`` makes one; the metrics
+    # 2. a venv with neuralhydrology==1.13.0 (``python -m experiments.nh.venv`` makes one; the metrics
     #    module needs only numpy, pandas, scipy, xarray and ruamel.yaml, so ``pip install numpy pandas
     #    scipy xarray ruamel.yaml`` then ``pip install --no-deps neuralhydrology==1.13.0`` is enough:
     #    without torch the package's ``evaluation/__init__`` is bypassed, see _nh_metrics)
