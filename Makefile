@@ -1,4 +1,4 @@
-# Two entry points for a fresh machine: `make demo` and `make test` (see README.md).
+# Entry points for a fresh machine: `make demo` (minutes), `make demo-full` and `make test` (see README.md).
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
@@ -6,33 +6,46 @@ PIP    := $(VENV)/bin/pip
 OUT    ?= runs/demo
 export MLFLOW_DISABLE_TELEMETRY := true
 
-.PHONY: install demo test bench bench-test clean
+.PHONY: install install-test demo demo-full test bench bench-test clean
 
-$(VENV)/.installed: pyproject.toml
+# The runtime package: the train extra (training, evaluation, export; it holds the forecast extra).
+$(VENV)/.installed-runtime: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 	# torch first, pinned: an unpinned torch would pull a multi-GB CUDA build.
 	$(PIP) install --quiet torch==2.13.0
+	$(PIP) install --quiet -e '.[train]'
+	touch $@
+
+# ... plus the test tools (pytest, hypothesis, ruff, mypy, hadolint, compliance-checker).
+$(VENV)/.installed-test: $(VENV)/.installed-runtime
 	$(PIP) install --quiet -e '.[test]'
 	touch $@
 
-install: $(VENV)/.installed
+install: $(VENV)/.installed-runtime
 
+install-test: $(VENV)/.installed-test
+
+# ingest, a short training, evaluate, export, forecast and a scored hindcast (steps 1-5 of demo.sh)
 demo: install
+	bash pipelines/demo.sh --quick $(OUT)
+
+# the same with the 40-epoch demo model, the shipped base model and a model with weather-forecast inputs
+demo-full: install
 	bash pipelines/demo.sh $(OUT)
 
 # Lint (ruff), type check (mypy, settings in pyproject.toml), then the tests.
-test: install
+test: install-test
 	$(PY) -m ruff check hydroseq tests benchmarks pipelines experiments
 	$(PY) -m mypy
 	$(PY) -m pytest -n 2 -q
 
-bench: install
+bench: install-test
 	$(PY) -m experiments.compare
 
 # The tests of benchmarks/ and experiments/ (a --quick comparison among them); `make test` runs only
 # the benchmarks' quick runs (tests/benchmarks/).
-bench-test: install
+bench-test: install-test
 	$(PY) -m pytest benchmarks/tests experiments/tests -n 2 -q
 
 clean:

@@ -1,19 +1,23 @@
 #!/usr/bin/env bash
-# The main job on the bundled data: ingest -> train (short CPU run) -> evaluate -> export -> forecast,
-# the shipped regional base model's forecast beside it,
-# then the same with weather-forecast inputs from a GENERATED product archive, hindcast beside it.
+# The main job on the bundled data, in two sizes:
 #
-#   bash pipelines/demo.sh [OUT]          (`make demo` runs it with OUT=runs/demo)
+#   bash pipelines/demo.sh --quick [OUT]   (`make demo`) ingest -> a short train (configs/train_demo_quick.yaml)
+#                                          -> evaluate -> export -> forecast and hindcast (steps 1-5)
+#   bash pipelines/demo.sh [OUT]           (`make demo-full`) the same with the 40-epoch demo model
+#                                          (configs/train_demo_cpu.yaml), then the shipped regional base model's
+#                                          forecast beside it, then a model with weather-forecast inputs from a
+#                                          GENERATED product archive, its hindcast beside the first (steps 1-9)
 #
-# Outputs (printed again at the end):
+# OUT defaults to runs/demo. Outputs (printed again at the end):
 #   OUT/caravan_daily.nc                 ingested dataset (+ .report.csv/.json, .records.png)
-#   runs/demo/train/                     checkpoints, validation/test metrics and hydrographs
+#   runs/demo/train/ (quick: train_quick/) checkpoints, validation/test metrics and hydrographs
 #   mlruns.db, mlartifacts/              the MLflow store (mlflow ui --backend-store-uri sqlite:///mlruns.db)
 #   OUT/model/                           exported model: model.onnx, model.pt2, metadata.json
 #   OUT/forecast/forecast_2014-09-30.*   forecast issued at the end of 2014-09-30 (NetCDF + CSV): median, quantiles,
 #                                        probability of exceeding each station's 2- and 5-year flows
 #   OUT/forecast/hindcast_wy2014.*       hindcast over water year 2014 (+ _scores.csv: NSE/KGE of model, persistence,
 #                                        climatology; _probabilistic.csv: CRPS, coverage, Brier; _reliability.png, _plume.png)
+# and with the full demo only:
 #   OUT/forecast/base_*                  the same forecast and hindcast from the shipped regional base model
 #                                        (models/caravan-camels-us-daily), printed beside the local model's
 #   OUT/forecast_product.nc              a generated weather-forecast product archive (observed forcing + noise)
@@ -21,34 +25,59 @@
 #   OUT/model_forecast_inputs/           exported model that reads the product for leads 1-3
 #   OUT/forecast/hindcast_wy2014_forecast_inputs.*  its hindcast over water year 2014
 set -euo pipefail
+QUICK=false
+if [[ ${1:-} == --quick ]]; then QUICK=true; shift; fi
 OUT=${1:-runs/demo}
 HYDROSEQ=${HYDROSEQ:-.venv/bin/hydroseq}
 PYTHON=${PYTHON:-.venv/bin/python}
-TRAIN_CONFIG=configs/train_demo_cpu.yaml
+if $QUICK; then TRAIN_CONFIG=configs/train_demo_quick.yaml STEPS=5; else TRAIN_CONFIG=configs/train_demo_cpu.yaml STEPS=9; fi
 mkdir -p "$OUT"
 
 step() { printf '\n== %s\n' "$*"; }
+# `hydroseq --json train`: the tables go to stderr (shown), the summary to stdout; prints the run id
+train() {
+    "$HYDROSEQ" --json train --config "$1" --data "$2" \
+        | "$PYTHON" -c 'import json, sys; print(json.load(sys.stdin).get("run_id") or "")'
+}
+config_value() { "$PYTHON" -c "import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))[sys.argv[2]][sys.argv[3]])" "$@"; }
 
-step "1/9 ingest the bundled Caravan basins"
+step "1/$STEPS ingest the bundled Caravan basins"
 "$HYDROSEQ" ingest --config configs/ingest_caravan_daily.yaml --out "$OUT/caravan_daily.nc"
 
-step "2/9 train ($TRAIN_CONFIG, a short CPU run)"
-"$HYDROSEQ" train --config "$TRAIN_CONFIG" --data "$OUT/caravan_daily.nc"
-TRAIN_DIR=$("$PYTHON" -c "import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))['training']['output_dir'])" "$TRAIN_CONFIG")
-RUN_ID=$("$PYTHON" -c "import sys; from hydroseq.training.checkpoint import Checkpoint; print(Checkpoint.load(sys.argv[1]).run_id)" "$TRAIN_DIR/best.pt")
+step "2/$STEPS train ($TRAIN_CONFIG, a short CPU run)"
+RUN_ID=$(train "$TRAIN_CONFIG" "$OUT/caravan_daily.nc")
+[[ -n $RUN_ID ]] || { echo "demo: the training printed no run id" >&2; exit 1; }
+TRAIN_DIR=$(config_value "$TRAIN_CONFIG" training output_dir)
 
-step "3/9 evaluate run $RUN_ID on the test period"
+step "3/$STEPS evaluate run $RUN_ID on the test period"
 "$HYDROSEQ" evaluate --run "$RUN_ID" --period test --data "$OUT/caravan_daily.nc"
 
-SEQ_LEN=$("$PYTHON" -c "import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))['data']['max_len'])" "$TRAIN_CONFIG")
-step "4/9 export run $RUN_ID (fixed length $SEQ_LEN, the training max_len)"
+SEQ_LEN=$(config_value "$TRAIN_CONFIG" data max_len)
+step "4/$STEPS export run $RUN_ID (fixed length $SEQ_LEN, the training max_len)"
 "$HYDROSEQ" export --run "$RUN_ID" --seq-len "$SEQ_LEN" --out "$OUT/model"
 
-step "5/9 forecast and hindcast"
+step "5/$STEPS forecast and hindcast (the hindcast's table: the model beside persistence and climatology)"
 "$HYDROSEQ" forecast --model "$OUT/model" --data "$OUT/caravan_daily.nc" --issue-time 2014-09-30 \
     --out "$OUT/forecast/forecast_2014-09-30.nc"
 "$HYDROSEQ" forecast --model "$OUT/model" --data "$OUT/caravan_daily.nc" --issue-time 2013-10-01..2014-09-30 \
     --out "$OUT/forecast/hindcast_wy2014.nc"
+
+if $QUICK; then
+    cat <<DONE
+
+Done. Outputs:
+  ingested data      $OUT/caravan_daily.nc (report: $OUT/caravan_daily.report.csv)
+  training           $TRAIN_DIR/ (checkpoints, metrics, hydrographs); MLflow run $RUN_ID in mlruns.db
+  evaluation         $TRAIN_DIR/evaluation/
+  exported model     $OUT/model/ (model.onnx, model.pt2, metadata.json)
+  forecast           $OUT/forecast/forecast_2014-09-30.nc and .csv
+  hindcast           $OUT/forecast/hindcast_wy2014.nc, .csv, _scores.csv, _probabilistic.csv,
+                     _reliability.png (exceeding the 2-year flow), _plume.png
+Browse the runs with: mlflow ui --backend-store-uri sqlite:///mlruns.db
+The full demo (a 40-epoch model, the shipped base model, weather-forecast inputs): make demo-full
+DONE
+    exit 0
+fi
 
 BASE_MODEL=models/caravan-camels-us-daily
 step "6/9 the shipped regional base model ($BASE_MODEL: learned from 433 other basins, never these): forecast and hindcast"
@@ -73,9 +102,8 @@ PY
 "$HYDROSEQ" ingest --config "$OUT/ingest_forecast.yaml" --out "$OUT/caravan_daily_forecast.nc"
 
 step "8/9 train with the forecast inputs ($FORECAST_CONFIG), export"
-"$HYDROSEQ" train --config "$FORECAST_CONFIG" --data "$OUT/caravan_daily_forecast.nc"
-FORECAST_DIR=$("$PYTHON" -c "import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))['training']['output_dir'])" "$FORECAST_CONFIG")
-FORECAST_RUN=$("$PYTHON" -c "import sys; from hydroseq.training.checkpoint import Checkpoint; print(Checkpoint.load(sys.argv[1]).run_id)" "$FORECAST_DIR/best.pt")
+FORECAST_RUN=$(train "$FORECAST_CONFIG" "$OUT/caravan_daily_forecast.nc")
+[[ -n $FORECAST_RUN ]] || { echo "demo: the training printed no run id" >&2; exit 1; }
 "$HYDROSEQ" export --run "$FORECAST_RUN" --seq-len "$SEQ_LEN" --out "$OUT/model_forecast_inputs"
 
 step "9/9 forecast-driven hindcast over water year 2014, beside the observed-only one"
