@@ -30,18 +30,37 @@ from hydroseq import __version__
 from hydroseq.cli import parser
 from hydroseq.cli.output import LOGGER, CommandLogging
 from hydroseq.cli.parser import Handler
-from hydroseq.errors import ExitCode, HydroseqError, NoSpaceError
+from hydroseq.errors import ConfigError, ExitCode, HydroseqError, NoSpaceError
 
 # The machines this runs on often have no internet; MLflow's telemetry would try to reach it.
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 
 
+# The packages of each optional extra of pyproject.toml (by import name): a command that imports one
+# that is not installed names the extra to install instead of a traceback.
+EXTRA_OF_MODULE = {
+    "onnxruntime": "forecast", "scoringrules": "forecast",
+    "torch": "train", "mlflow": "train", "onnx": "train", "onnxscript": "train", "distributed": "train",
+    "filelock": "train",
+}
+
+
 def _command(module: str, function: str) -> Handler:
     """A handler that imports ``hydroseq.cli.<module>`` only when its command runs (torch and MLflow
-    are slow to import, and ``--help`` needs neither)."""
+    are slow to import, and ``--help`` needs neither).
+
+    A package of an optional extra that is not installed (torch in a ``hydroseq[forecast]``
+    install) is a :class:`~hydroseq.errors.ConfigError` naming the extra to install."""
     def handler(args: argparse.Namespace) -> int:
-        run: Handler = getattr(importlib.import_module(f"hydroseq.cli.{module}"), function)
-        return run(args)
+        try:
+            run: Handler = getattr(importlib.import_module(f"hydroseq.cli.{module}"), function)
+            return run(args)
+        except ModuleNotFoundError as missing:
+            extra = EXTRA_OF_MODULE.get((missing.name or "").partition(".")[0])
+            if extra is None:
+                raise
+            raise ConfigError(f"{missing.name} is not installed, and this command needs it: "
+                              f"pip install 'hydroseq[{extra}]'") from missing
     return handler
 
 
