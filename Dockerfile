@@ -1,10 +1,19 @@
-# hydroseq: training on GPU and the daily batch forecast, one image.
+# hydroseq images, two targets of one file:
 #
-# Base: the official CUDA-enabled PyTorch runtime image whose torch is the version the project pins
-# (torch==2.13.0). The install below repeats the README's steps: torch first, pinned, then the project.
-# pip sees the base image's CUDA build (2.13.0+cuXYZ) as satisfying ==2.13.0 and keeps it.
+#   docker build -t hydroseq:0.1.0 .                                     training on GPU and every command
+#   docker build --target forecast -t hydroseq-forecast:0.1.0 .         the daily CPU forecast job (CronJob)
+#
+# train (the default, last stage): the official CUDA-enabled PyTorch runtime image whose torch is the
+# version the project pins (torch==2.13.0). The install repeats the Makefile's steps: torch first,
+# pinned, then the project with its train extra. pip sees the base image's CUDA build (2.13.0+cuXYZ)
+# as satisfying ==2.13.0 and keeps it.
+# forecast: a slim CPython image with hydroseq[forecast] only (onnxruntime, no torch, no MLflow): the
+# ingest --append, forecast and publish steps of pipelines/daily_forecast.sh from an exported model.
+# Both have the same layout, user and volumes, so one set of volume claims serves either.
 ARG BASE_IMAGE=pytorch/pytorch:2.13.0-cuda12.8-cudnn9-runtime
-FROM ${BASE_IMAGE}
+ARG FORECAST_BASE_IMAGE=python:3.11-slim-bookworm
+
+FROM ${FORECAST_BASE_IMAGE} AS forecast
 
 ENV MLFLOW_DISABLE_TELEMETRY=true \
     PYTHONDONTWRITEBYTECODE=1 \
@@ -16,8 +25,7 @@ ENV MLFLOW_DISABLE_TELEMETRY=true \
 WORKDIR /opt/hydroseq
 COPY pyproject.toml README.md ./
 COPY hydroseq ./hydroseq
-RUN pip install --no-cache-dir torch==2.13.0 \
-    && pip install --no-cache-dir .
+RUN pip install --no-cache-dir "./.[forecast]"
 
 RUN groupadd --gid 10001 hydroseq \
     && useradd --create-home --uid 10001 --gid 10001 --shell /usr/sbin/nologin hydroseq \
@@ -27,6 +35,39 @@ RUN groupadd --gid 10001 hydroseq \
 COPY --chown=10001:10001 configs /srv/hydroseq/configs
 COPY --chown=10001:10001 pipelines /srv/hydroseq/pipelines
 # the shipped regional base model: HYDROSEQ_MODEL=models/caravan-camels-us-daily forecasts with it
+COPY --chown=10001:10001 models /srv/hydroseq/models
+
+WORKDIR /srv/hydroseq
+VOLUME ["/srv/hydroseq/data", "/srv/hydroseq/mlflow", "/srv/hydroseq/runs", "/srv/hydroseq/forecasts"]
+ENV HYDROSEQ_HOME=/srv/hydroseq/mlflow \
+    MLFLOW_TRACKING_URI=sqlite:////srv/hydroseq/mlflow/mlruns.db \
+    HYDROSEQ_ARTIFACT_ROOT=/srv/hydroseq/mlflow/mlartifacts
+
+USER 10001:10001
+ENTRYPOINT ["hydroseq"]
+CMD ["--help"]
+
+
+FROM ${BASE_IMAGE} AS train
+
+ENV MLFLOW_DISABLE_TELEMETRY=true \
+    PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1
+
+WORKDIR /opt/hydroseq
+COPY pyproject.toml README.md ./
+COPY hydroseq ./hydroseq
+RUN pip install --no-cache-dir torch==2.13.0 \
+    && pip install --no-cache-dir "./.[train]"
+
+RUN groupadd --gid 10001 hydroseq \
+    && useradd --create-home --uid 10001 --gid 10001 --shell /usr/sbin/nologin hydroseq \
+    && mkdir -p /srv/hydroseq/data /srv/hydroseq/mlflow /srv/hydroseq/runs /srv/hydroseq/forecasts \
+    && chown -R 10001:10001 /srv/hydroseq
+
+COPY --chown=10001:10001 configs /srv/hydroseq/configs
+COPY --chown=10001:10001 pipelines /srv/hydroseq/pipelines
 COPY --chown=10001:10001 models /srv/hydroseq/models
 
 WORKDIR /srv/hydroseq
