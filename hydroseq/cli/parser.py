@@ -128,7 +128,9 @@ def build_parser(command: Callable[[str, str], Handler]) -> argparse.ArgumentPar
 
     evaluate = add("evaluate", "score a trained run against baselines", "training", "evaluate_command")
     evaluate.add_argument("--run", required=True, help="MLflow run id")
-    evaluate.add_argument("--period", default="test", choices=["train", "validation", "test"])
+    evaluate.add_argument("--period", default="test", choices=["train", "validation", "test"],
+                          help="which period of the run's config (data.splits) to score; default: test, "
+                               "the one neither training nor early stopping saw")
     evaluate.add_argument("--data", type=Path, default=None, help="ingested NetCDF or Zarr store (default: the run's)")
     evaluate.add_argument("--tracking-uri", default=None, help=TRACKING_URI_HELP)
 

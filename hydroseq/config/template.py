@@ -65,7 +65,7 @@ def config_template(model: type[BaseModel], command: str) -> str:
         if name not in owner.model_fields:
             raise TemplateError(f"EXAMPLES names {owner.__name__}.{name}, which is not a field")
     title = f"A starting config for `hydroseq {command}` ({model.__name__}): {_doc(model)}"
-    header = [*(f"# {line}" for line in textwrap.wrap(title, WIDTH - 2)),
+    header = [*(f"# {line}" for line in textwrap.wrap(title, WIDTH - 2, break_on_hyphens=False)),
               "# Generated from the config models: every key with its default and description. Required keys",
               "# hold example values to replace; commented blocks are optional sections, off by default.",
               f"# JSON schema: hydroseq config --schema {command}", ""]
@@ -92,7 +92,7 @@ def _entry(model: type[BaseModel], name: str, info: FieldInfo, value: object, in
             raise TemplateError(f"{model.__name__}.{name} is required and has no example in EXAMPLES")
         else:  # a required section or list: built from its model's defaults and examples
             value = [None] if kind == "list" else None
-    lines = [f"{pad}# {line}" for line in textwrap.wrap(_note(info, inner), WIDTH - indent - 2)]
+    lines = [f"{pad}# {line}" for line in textwrap.wrap(_note(info, inner), WIDTH - indent - 2, break_on_hyphens=False)]
     if inner is None:
         return [*lines, f"{pad}{name}: {_scalar(value)}"]
     if kind == "section":

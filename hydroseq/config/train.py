@@ -126,7 +126,7 @@ class DataConfig(StrictModel):
         None, description="per-step with lagged_target: hide observed-target inputs during training")
     forecast_inputs: list[ForecastInput] = Field(
         default_factory=list, description="per-step forecast models: weather-forecast inputs for the lead "
-                                          "window (docs/forecast.md)")
+                                          "window (docs/forecast.md#weather-forecast-inputs)")
     forecast_hiding: ForecastInputHiding | None = Field(None, description="hide forecast inputs during training")
     per_station_target_scaling: bool = Field(False, description="scale the target (and the observed target "
                                              "input) with each station's training mean and std, not one over all")
