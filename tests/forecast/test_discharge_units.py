@@ -9,6 +9,7 @@ import pandas as pd
 import xarray as xr
 
 from hydroseq.cli import main
+from hydroseq.forecast.discharge import add_m3s_columns
 
 STATIONS = Path(__file__).resolve().parents[2] / "data" / "stations" / "caravan_camels_us.csv"
 
@@ -38,3 +39,9 @@ def test_forecast_file_gives_m3s_and_mm_per_day_that_agree_through_its_own_area(
     assert "value_m3s" in rows.columns and list(rows.columns[-2:]) == ["station_name", "area_km2"]
     np.testing.assert_allclose(rows["value_m3s"], rows["value"] * rows["area_km2"] * 1000.0 / 86400.0, rtol=1e-6)
     assert set(rows.loc[rows["station"] == "01022500", "station_name"]) == {"Narraguagus River at Cherryfield, Maine"}
+    # what the served model calls for the same columns: from the mm/d ones and the areas alone
+    area = dict(zip(rows["station"], rows["area_km2"], strict=True))
+    served = add_m3s_columns(rows.drop(columns=["value_m3s"]), "mm d-1", pd.Timedelta("1D"), area)
+    assert list(served.columns) == list(rows.columns)
+    np.testing.assert_allclose(served["value_m3s"], rows["value_m3s"], rtol=1e-6)
+

@@ -203,9 +203,10 @@ def test_an_input_the_file_leaves_empty_falls_back_alone_and_the_summary_says_wh
         assert np.isnan(by_input[:, 0]).all() and (by_input[:, 1] == 6.0).all()
         np.testing.assert_array_equal(written["forecast_input_age"].values, by_input[:, 1])
         values = written["streamflow"].values
-    rows = (tmp_path / "cli.csv").read_text().splitlines()
-    assert rows[0].endswith(",forecast_input_age_hours,forecast_input_fallback")
-    assert all(row.endswith(f",6,{FORECAST}") for row in rows[1:])
+    rows = pd.read_csv(tmp_path / "cli.csv", dtype=str, keep_default_na=False)
+    assert list(rows.columns[-4:]) == ["forecast_input_age_hours", "forecast_input_fallback", "station_name",
+                                       "area_km2"]  # each row ends with its station's name and area
+    assert (rows["forecast_input_age_hours"] == "6").all() and (rows["forecast_input_fallback"] == FORECAST).all()
     temperature_only = _without_newest_products(archive["data"], tmp_path / "t_only.nc", days=3)
     ingested = run_forecast(archive["model_both"], temperature_only, ISSUE, out=tmp_path / "ingested.nc")
     np.testing.assert_array_equal(values, ingested.result.values[0])  # read the product's temperature

@@ -96,7 +96,7 @@ def test_daily_job_appends_forecasts_and_publishes(setup: dict[str, Path], tmp_p
     assert os.readlink(published / "latest.nc") == nc.name and os.readlink(published / "latest.csv") == csv_file.name
     assert stat.S_IMODE(nc.stat().st_mode) == 0o644
     lines = csv_file.read_text().splitlines()
-    assert lines[0] == "station,issue_time,lead,valid_time,value" and len(lines) == 32
+    assert lines[0] == "station,issue_time,lead,valid_time,value,value_m3s,station_name,area_km2" and len(lines) == 32
     assert all(",2014-07-01T08:00:00Z," in line for line in lines[1:])
     # the same forecast as from one full ingest: appending lost or shifted nothing
     ingest(_ingest_config(dt.date(2013, 1, 1), dt.date(2014, 6, 30)), tmp_path / "full.nc", show_progress=False)
