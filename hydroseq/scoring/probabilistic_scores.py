@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from hydroseq.scoring.quantiles import coverage_by_station, exceedance_probability, pit
+from hydroseq.scoring.quantiles import central_interval_levels, coverage_by_station, exceedance_probability, pit
 from hydroseq.scoring.thresholds import StationThresholds
 from hydroseq.scoring.verification import (
     brier_score,
@@ -75,8 +75,8 @@ def score_quantile_forecast(quantiles: np.ndarray, levels: tuple[float, ...], ob
     rows = pd.DataFrame({"station": station_ids, "crps": crps, "crps_climatology": crps_climatology,
                          "crps_persistence": crps_persistence,
                          "crpss_climatology": skill_climatology, "crpss_persistence": skill_persistence,
-                         "coverage50": coverage_by_station(quantiles, levels, obs, 0.5),
-                         "coverage90": coverage_by_station(quantiles, levels, obs, 0.9)})
+                         "coverage50": _coverage(quantiles, levels, obs, 0.5),
+                         "coverage90": _coverage(quantiles, levels, obs, 0.9)})
     pooled: dict[str, float] = {}
     reliability = {}
     if thresholds is not None:
@@ -119,6 +119,15 @@ def event_base_rates(target: np.ndarray, thresholds: StationThresholds) -> np.nd
             rates[:, k] = np.where((counts > 0) & np.isfinite(thresholds.values[:, k]), exceed.sum(axis=1) / counts,
                                    np.nan)
     return rates
+
+
+def _coverage(quantiles: np.ndarray, levels: tuple[float, ...], obs: np.ndarray, central: float) -> np.ndarray:
+    """Each station's coverage of the ``central`` interval; NaN when the model has not both of its levels."""
+    try:
+        central_interval_levels(levels, central)
+    except ValueError:
+        return np.full(obs.shape[0], np.nan)
+    return coverage_by_station(quantiles, levels, obs, central)
 
 
 def _station_mean(values: np.ndarray) -> np.ndarray:

@@ -78,7 +78,7 @@ def report_probabilistic(prediction: SplitPrediction, station_data: StationData,
 
 def _summary(stations: pd.DataFrame, split: str, lead: int) -> dict[str, float]:
     prefix = f"{split}_lead{lead}"
-    summary = {f"{prefix}_median_{name}": float(np.nanmedian(stations[name]))
+    summary = {f"{prefix}_median_{name}": float(stations[name].median())  # NaN when no station has it
                for name in ("crps", "crps_climatology", "crps_persistence", "crpss_climatology", "crpss_persistence",
                             "coverage50", "coverage90")}
     summary[f"{prefix}_stations_crpss_climatology_positive"] = float((stations["crpss_climatology"] > 0).sum())

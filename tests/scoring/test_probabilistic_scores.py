@@ -62,3 +62,12 @@ def test_climatological_quantiles_use_the_fitting_period_and_the_days_around_eac
     np.testing.assert_array_equal(table[:, days == 300], 10.0)
     around = table[0, np.flatnonzero(days == 180)[0]]  # days 175..185: both regimes
     assert around[0] == 1.0 and around[-1] == 10.0 and table.max() == 10.0
+
+
+def test_an_interval_the_levels_lack_has_no_coverage_and_the_rest_is_scored(flows) -> None:
+    """Levels 0.1 / 0.5 / 0.9 hold neither the 50 % nor the 90 % central interval: NaN coverage, not an error."""
+    levels = (0.1, 0.5, 0.9)
+    quantiles = np.quantile(flows, levels, axis=1).T[:, None, :].repeat(flows.shape[1], axis=1)
+    scores = score_quantile_forecast(quantiles, levels, flows, quantiles, flows, ["a", "b", "c"])
+    assert scores.stations[["coverage50", "coverage90"]].isna().all().all()
+    assert np.isfinite(scores.stations["crps"]).all()
