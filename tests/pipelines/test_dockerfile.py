@@ -94,13 +94,17 @@ def test_the_forecast_target_has_no_torch(repo_root: Path) -> None:
 
 
 def test_the_cronjob_runs_the_forecast_image(repo_root: Path) -> None:
-    """pipelines/cronjob.yaml names the image the Dockerfile's header builds from the forecast target."""
+    """pipelines/cronjob.yaml and the crontab line name the image the Dockerfile's header builds from
+    the forecast target."""
     version = re.search(r'^version = "([^"]+)"', (repo_root / "pyproject.toml").read_text(), re.M).group(1)
     image = f"hydroseq-forecast:{version}"
     assert f"docker build --target forecast -t {image} ." in (repo_root / "Dockerfile").read_text()
     (container,) = yaml.safe_load((repo_root / "pipelines" / "cronjob.yaml").read_text())[
         "spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"]
     assert container["image"] == image
+    (line,) = [line for line in (repo_root / "pipelines" / "crontab").read_text().splitlines()
+               if line and not line.startswith("#")]
+    assert f" {image} pipelines/daily_forecast.sh " in line
 
 
 @pytest.mark.parametrize("stage", ["train", "forecast"])
