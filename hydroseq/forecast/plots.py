@@ -178,6 +178,9 @@ def _skill_boxes(axis: Axes, scores: HindcastScores, step: pd.Timedelta) -> None
         columns = [np.maximum(column[np.isfinite(column)], NSE_FLOOR) for column in scores.nse[f].T]
         positions = np.arange(len(scores.leads)) + (f - (n_forecasts - 1) / 2) * width
         drawn = [k for k, column in enumerate(columns) if column.size]
+        if not drawn:  # no finite NSE at any lead (a baseline without data): named in the legend, nothing drawn
+            axis.plot([], [], color=colour, marker="o", markersize=3, linewidth=1, label=f"{name} (no scores)")
+            continue
         boxes = axis.boxplot([columns[k] for k in drawn], positions=positions[drawn], widths=width * 0.9,
                              patch_artist=True, manage_ticks=False, medianprops={"color": "black"})
         for patch in boxes["boxes"]:

@@ -91,3 +91,11 @@ def test_one_issue_time() -> None:
     single = ForecastResult(result.issue_times[:1], result.stations, result.leads, result.step, result.values[:1],
                             result.variable, result.units)
     assert issue_text(single) == "issued 2013-10-02 08:00 UTC"
+
+
+def test_a_baseline_without_any_score_is_named_not_drawn() -> None:
+    """Climatology of a training period the data file does not hold: no NSE anywhere, and still a figure."""
+    result, observed = _hindcast()
+    scores = score_hindcast(result, observed, {"climatology": np.full_like(result.values, np.nan)})
+    skill = hindcast_figure(result, observed, scores).axes[0]
+    assert "climatology (no scores)" in [text.get_text() for text in skill.get_legend().get_texts()]
