@@ -38,7 +38,7 @@ demo-full: install
 test: install-test
 	$(PY) -m ruff check hydroseq tests benchmarks pipelines experiments
 	$(PY) -m mypy
-	$(PY) -m pytest -n 2 -q
+	$(PY) -m pytest -n 2 -q -m "slow or not slow"
 
 bench: install-test
 	$(PY) -m experiments.compare
@@ -46,7 +46,7 @@ bench: install-test
 # The tests of benchmarks/ and experiments/ (a --quick comparison among them); `make test` runs only
 # the benchmarks' quick runs (tests/benchmarks/).
 bench-test: install-test
-	$(PY) -m pytest benchmarks/tests experiments/tests -n 2 -q
+	$(PY) -m pytest benchmarks/tests experiments/tests -n 2 -q -m "slow or not slow"
 
 clean:
 	rm -rf runs mlruns.db mlartifacts .hydroseq_cache .mypy_cache .ruff_cache
