@@ -29,10 +29,14 @@ class DatePeriod(Protocol):
     """Anything with ``start`` and ``end`` dates, such as :class:`hydroseq.config.Period`."""
 
     @property
-    def start(self) -> dt.date: ...
+    def start(self) -> dt.date:
+        """First local day (included)."""
+        ...
 
     @property
-    def end(self) -> dt.date: ...
+    def end(self) -> dt.date:
+        """Last local day (included)."""
+        ...
 
 
 def parse_timezone(name: str) -> dt.tzinfo:

@@ -125,6 +125,7 @@ class LengthBucketBatchSampler(_EpochBatchSampler):
         return np.split(order, cuts) if len(order) else []
 
     def global_batches(self) -> list[np.ndarray]:
+        """The epoch's batches of every rank, in the order the ranks take them."""
         batches: list[np.ndarray] = []
         for bucket in self.buckets():
             bounds = self._batch_bounds(self.lengths[bucket])
@@ -170,6 +171,7 @@ class RandomBatchSampler(_EpochBatchSampler):
                          rank=rank)
 
     def global_batches(self) -> list[np.ndarray]:
+        """The epoch's batches of every rank, in the order the ranks take them."""
         n = len(self.lengths)
         order = self._rng().permutation(n) if self.shuffle else np.arange(n)
         stop = n - n % self.batch_size if self.tail == "drop" else n

@@ -226,7 +226,7 @@ class ModelConfig(StrictModel):
     def _quantile_levels(self) -> ModelConfig:
         if self.quantiles is not None:
             levels = self.quantiles
-            increasing = all(b > a for a, b in zip(levels, levels[1:], strict=False))
+            increasing = all(b > a for a, b in itertools.pairwise(levels))
             if not increasing or any(not 0 < level < 1 for level in levels):
                 raise ValueError(f"quantiles must be strictly increasing levels in (0, 1), got {levels}")
             if 0.5 not in levels:

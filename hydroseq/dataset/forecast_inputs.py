@@ -41,7 +41,7 @@ def perfect_forecast(series: np.ndarray, horizon: int) -> np.ndarray:
 
 
 def lead_window_within(n_times: int, horizon: int, until: int) -> np.ndarray:
-    """bool ``[time, lead]``: lead l (1..``horizon``) issued at step t ends at or before step ``until``."""
+    """Bool ``[time, lead]``: lead l (1..``horizon``) issued at step t ends at or before step ``until``."""
     ends = np.arange(n_times)[:, None] + np.arange(1, horizon + 1)[None, :]
     return ends <= until
 

@@ -86,7 +86,7 @@ class SampleIndex:
 
 
 def build_sample_index(station_data: StationData, data_config: DataConfig, split: SplitName,
-                       cache_dir: str | Path | None | _FromConfig = _FromConfig.CACHE_DIR,
+                       cache_dir: str | Path | _FromConfig | None = _FromConfig.CACHE_DIR,
                        mode: IndexMode | None = None) -> SampleIndex:
     """Build (or read from the cache) the sample index of ``split``.
 
@@ -196,7 +196,7 @@ def _sequence_samples(history_ok: np.ndarray, valid_target: np.ndarray, in_perio
 
 def _per_step_chunks(valid: np.ndarray, valid_target: np.ndarray,
                      data_config: DataConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    n_stations, n_times = valid.shape
+    n_stations, _n_times = valid.shape
     edges = np.diff(np.pad(valid, ((0, 0), (1, 1))).astype(np.int8), axis=1)
     run_station, run_start = np.nonzero(edges == 1)
     _, run_stop = np.nonzero(edges == -1)

@@ -58,7 +58,7 @@ def write_forecast_csv(result: ForecastResult, path: str | Path) -> Path:
     threshold_levels = result.thresholds.levels if result.thresholds is not None else ()
     members = result.members
     read, inputs = result.forecast_input_read, result.forecast_inputs
-    value_columns = ("value",) + tuple(f"value_{quantile_label(level)}" for level in levels)
+    value_columns = ("value", *tuple(f"value_{quantile_label(level)}" for level in levels))
     member_columns = tuple(member_column(member) for member in range(members.shape[-1] if members is not None else 0))
     in_m3s = _in_m3s(result)
     names, areas = result.station_names, None if result.area_km2 is None else np.asarray(result.area_km2, np.float64)

@@ -38,7 +38,7 @@ def gather_windows(features: np.ndarray, stations: np.ndarray, ends: np.ndarray,
 
     Padding steps are zero. ``stations``, ``ends`` and ``lengths`` are 1-D of equal size.
     """
-    n_stations, n_steps, n_features = features.shape
+    _n_stations, n_steps, n_features = features.shape
     flat = np.concatenate([features.reshape(-1, n_features), np.zeros((1, n_features), np.float32)])
     inside = np.arange(seq_len) < lengths[:, None]
     first = stations * n_steps + ends - lengths + 1

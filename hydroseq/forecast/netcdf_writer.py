@@ -163,7 +163,7 @@ def _write_issue_time(nc: netCDF4.Dataset, result: ForecastResult) -> tuple[str,
 
 
 def _write_valid_time(nc: netCDF4.Dataset, result: ForecastResult, issue_dims: tuple[str, ...]) -> None:
-    valid = nc.createVariable("time", "f8", issue_dims + ("lead",))
+    valid = nc.createVariable("time", "f8", (*issue_dims, "lead"))
     seconds = _epoch_seconds(result.valid_times)
     valid[...] = seconds[0] if not issue_dims else seconds
     valid.setncatts({"standard_name": "time", "long_name": "valid time (end of the grid interval)",
@@ -175,7 +175,7 @@ def _write_valid_time(nc: netCDF4.Dataset, result: ForecastResult, issue_dims: t
 
 
 def _write_values(nc: netCDF4.Dataset, result: ForecastResult, issue_dims: tuple[str, ...]) -> None:
-    dims = issue_dims + ("station", "lead")
+    dims = (*issue_dims, "station", "lead")
     variable = nc.createVariable(result.variable, "f4", dims, fill_value=np.float32(np.nan))
     values = np.asarray(result.values, dtype=np.float32)
     variable[...] = values[0] if not issue_dims else values
@@ -186,13 +186,13 @@ def _write_values(nc: netCDF4.Dataset, result: ForecastResult, issue_dims: tuple
                         "units": result.units, "coordinates": " ".join(coordinates)})
     _write_m3s(nc, result, result.variable, dims, values, f"{result.long_name or result.variable} as a discharge")
     if result.observation_age_hours is not None:
-        age = nc.createVariable("observation_age", "f4", issue_dims + ("station",), fill_value=np.float32(np.nan))
+        age = nc.createVariable("observation_age", "f4", (*issue_dims, "station"), fill_value=np.float32(np.nan))
         ages = np.asarray(result.observation_age_hours, dtype=np.float32)
         age[...] = ages[0] if not issue_dims else ages
         age.setncatts({"long_name": f"time from the newest observed {result.variable} to the issue time "
                                     "(the model read it as not observed after that)", "units": "hours"})
     if result.forecast_input_age_hours is not None:
-        age = nc.createVariable("forecast_input_age", "f4", issue_dims + ("station",), fill_value=np.float32(np.nan))
+        age = nc.createVariable("forecast_input_age", "f4", (*issue_dims, "station"), fill_value=np.float32(np.nan))
         ages = np.asarray(result.forecast_input_age_hours, dtype=np.float32)
         age[...] = ages[0] if not issue_dims else ages
         age.setncatts({"long_name": "time from the reference time of the oldest weather forecast the model read "
@@ -207,7 +207,7 @@ def _write_forecast_input_use(nc: netCDF4.Dataset, result: ForecastResult, issue
         return
     names = write_text_ids(nc, "forecast_input", result.forecast_inputs)
     names.setncattr("long_name", "weather-forecast input of the model")
-    dims = issue_dims + ("station", "forecast_input")
+    dims = (*issue_dims, "station", "forecast_input")
     read = nc.createVariable("forecast_input_read", "i1", dims)
     flags = np.asarray(result.forecast_input_read, dtype=np.int8)
     read[...] = flags[0] if not issue_dims else flags
@@ -231,14 +231,14 @@ def _write_quantiles(nc: netCDF4.Dataset, result: ForecastResult, issue_dims: tu
     level = nc.createVariable("quantile", "f8", ("quantile",))
     level[:] = np.asarray(result.quantile_levels, dtype=np.float64)
     level.setncatts({"long_name": "probability of not exceeding the quantile", "units": "1"})
-    variable = nc.createVariable(f"{result.variable}_quantile", "f4", issue_dims + ("station", "lead", "quantile"),
+    variable = nc.createVariable(f"{result.variable}_quantile", "f4", (*issue_dims, "station", "lead", "quantile"),
                                  fill_value=np.float32(np.nan))
     values = np.asarray(result.quantiles, dtype=np.float32)
     variable[...] = values[0] if not issue_dims else values
     variable.setncatts({"long_name": f"quantiles of the predictive distribution of the {result.variable} forecast "
                                     f"(the median is {result.variable})",
                         "units": result.units, "coordinates": nc.variables[result.variable].getncattr("coordinates")})
-    _write_m3s(nc, result, variable.name, issue_dims + ("station", "lead", "quantile"), values,
+    _write_m3s(nc, result, variable.name, (*issue_dims, "station", "lead", "quantile"), values,
                f"quantiles of the predictive distribution of the {result.variable} forecast as a discharge")
 
 
@@ -250,13 +250,13 @@ def _write_members(nc: netCDF4.Dataset, result: ForecastResult, issue_dims: tupl
     realization = nc.createVariable("realization", "i4", ("realization",))
     realization[:] = np.arange(result.members.shape[-1], dtype=np.int32)
     realization.setncatts({"standard_name": "realization", "long_name": "ensemble member", "units": "1"})
-    variable = nc.createVariable(f"{result.variable}_member", "f4", issue_dims + ("station", "lead", "realization"),
+    variable = nc.createVariable(f"{result.variable}_member", "f4", (*issue_dims, "station", "lead", "realization"),
                                  fill_value=np.float32(np.nan))
     values = np.asarray(result.members, dtype=np.float32)
     variable[...] = values[0] if not issue_dims else values
     variable.setncatts({"long_name": f"{result.variable} forecast of each ensemble member (its median)",
                         "units": result.units, "coordinates": nc.variables[result.variable].getncattr("coordinates")})
-    _write_m3s(nc, result, variable.name, issue_dims + ("station", "lead", "realization"), values,
+    _write_m3s(nc, result, variable.name, (*issue_dims, "station", "lead", "realization"), values,
                f"{result.variable} forecast of each ensemble member as a discharge")
 
 
@@ -273,7 +273,7 @@ def _write_exceedance(nc: netCDF4.Dataset, result: ForecastResult, issue_dims: t
     _write_m3s(nc, result, "threshold_discharge", ("station", "threshold"), thresholds.values,
                "discharge of each station's flood threshold")
     variable = nc.createVariable(f"{result.variable}_exceedance_probability", "f4",
-                                 issue_dims + ("station", "lead", "threshold"), fill_value=np.float32(np.nan))
+                                 (*issue_dims, "station", "lead", "threshold"), fill_value=np.float32(np.nan))
     values = np.asarray(result.exceedance, dtype=np.float32)
     variable[...] = values[0] if not issue_dims else values
     variable.setncatts({"long_name": f"probability that {result.variable} exceeds threshold_discharge",

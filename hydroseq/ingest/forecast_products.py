@@ -20,6 +20,7 @@ finite or outside ``valid_min .. valid_max`` (after differencing, in the source 
 from __future__ import annotations
 
 import glob
+import itertools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -80,7 +81,7 @@ def read_products(source: ForecastSourceConfig, stations: list[Station],
         raise InputDataError(source.path, f"no file matches the path of forecast source {source.label!r}")
     products = sorted((p for path in paths for p in _read_file(source, path, stations, published_by)),
                       key=lambda p: p.reference)
-    for earlier, later in zip(products[:-1], products[1:], strict=True):
+    for earlier, later in itertools.pairwise(products):
         if earlier.reference == later.reference:
             raise InputDataError(later.path, f"reference time {_when(later.reference)} is also in {earlier.path}",
                                  f"reference time {_when(later.reference)}")

@@ -16,13 +16,13 @@ from pathlib import Path
 
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")  # no internet here; telemetry would try it
 
-import mlflow  # noqa: E402  (after the telemetry switch)
-import mlflow.environment_variables  # noqa: E402
-from mlflow.exceptions import MlflowException  # noqa: E402
-from mlflow.tracking import MlflowClient  # noqa: E402
+import mlflow
+import mlflow.environment_variables
+from mlflow.exceptions import MlflowException
+from mlflow.tracking import MlflowClient
 
-from hydroseq.config import TrackingConfig  # noqa: E402
-from hydroseq.errors import ConfigError, HydroseqError, UnavailableError  # noqa: E402
+from hydroseq.config import TrackingConfig
+from hydroseq.errors import ConfigError, HydroseqError, UnavailableError
 
 HOME_VARIABLE = "HYDROSEQ_HOME"  # the data directory of the default store and artifacts
 NOT_THERE = ("RESOURCE_DOES_NOT_EXIST", "NOT_FOUND", "INVALID_PARAMETER_VALUE", "BAD_REQUEST")  # MLflow error codes

@@ -12,7 +12,7 @@ from hydroseq.dataset.features import FeatureLayout
 
 
 def hidden_steps(batch_size: int, steps: int, hiding: ObservedTargetHiding, device: torch.device) -> torch.Tensor:
-    """bool ``[B, T]``: single steps, one stretch of 1..``stretch_max_steps`` per chunk, or whole chunks.
+    """Bool ``[B, T]``: single steps, one stretch of 1..``stretch_max_steps`` per chunk, or whole chunks.
 
     Drawn from torch's default generator on ``device`` (restored on resume, so a resumed run draws
     what an uninterrupted one would). No host sync.

@@ -120,7 +120,7 @@ class Checkpoint:
         return model.eval()
 
     def weights_only(self) -> Checkpoint:
-        """This checkpoint without the state that only resumes its run (optimizer, scheduler, generators)."""
+        """The checkpoint without the state that only resumes its run (optimizer, scheduler, generators)."""
         return replace(self, optimizer_state={}, scheduler_state={}, rng={}, rng_by_rank=[])
 
     def save(self, path: str | Path) -> Path:

@@ -46,7 +46,7 @@ _AVERAGED = ("train_loss", "padding_ratio")
 
 @dataclass(frozen=True)
 class DistributedContext:
-    """This process's place in the job: ``rank`` of ``world_size``, ``local_rank`` on its node, its device."""
+    """The place of this process in the job: ``rank`` of ``world_size``, ``local_rank`` on its node, its device."""
 
     rank: int
     world_size: int
@@ -113,7 +113,7 @@ class DistributedContext:
             teardown()
 
     def own_rng_state(self, checkpoint: Checkpoint) -> dict[str, Any]:
-        """This rank's generator states from a checkpoint: its entry of ``rng_by_rank`` when the
+        """The generator states of this rank from a checkpoint: its entry of ``rng_by_rank`` when the
         checkpoint was written by a job of the same size, else rank 0's ``rng``."""
         by_rank = checkpoint.rng_by_rank
         if by_rank and len(by_rank) == self.world_size:

@@ -8,7 +8,7 @@ target's units on a second axis (:func:`hydroseq.config.units.to_m3s`).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -38,7 +38,7 @@ class HydrographStyle:
     names: Mapping[str, str] | None = None
     areas: Mapping[str, float] | None = None
     units: str = ""
-    step: pd.Timedelta = pd.Timedelta(days=1)
+    step: pd.Timedelta = field(default_factory=lambda: pd.Timedelta(days=1))
 
 
 def hydrograph_style(station_data: StationData, split: str, times: np.ndarray, lead: int) -> HydrographStyle:

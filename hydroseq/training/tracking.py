@@ -21,22 +21,22 @@ from typing import Any
 
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")  # no internet here; telemetry would try it
 
-import mlflow  # noqa: E402  (after the telemetry switch)
-from mlflow.entities import Dataset, DatasetInput, InputTag  # noqa: E402
-from mlflow.exceptions import MlflowException  # noqa: E402
-from mlflow.utils.mlflow_tags import MLFLOW_DATASET_CONTEXT, MLFLOW_GIT_COMMIT  # noqa: E402
+import mlflow
+from mlflow.entities import Dataset, DatasetInput, InputTag
+from mlflow.exceptions import MlflowException
+from mlflow.utils.mlflow_tags import MLFLOW_DATASET_CONTEXT, MLFLOW_GIT_COMMIT
 
-import hydroseq.training.store as store  # noqa: E402
-from hydroseq.config import TrackingConfig  # noqa: E402
-from hydroseq.dataset import StationData  # noqa: E402
-from hydroseq.errors import ConfigError  # noqa: E402
-from hydroseq.registry.stores import HOME_VARIABLE as HOME_VARIABLE  # noqa: E402
-from hydroseq.registry.stores import check_file_store as check_file_store  # noqa: E402
-from hydroseq.registry.stores import data_home as data_home  # noqa: E402
-from hydroseq.registry.stores import file_store_allowed as file_store_allowed  # noqa: E402
-from hydroseq.registry.stores import is_file_store as is_file_store  # noqa: E402
-from hydroseq.registry.stores import resolve_tracking_uri as resolve_tracking_uri  # noqa: E402
-from hydroseq.training.checkpoint import Checkpoint  # noqa: E402
+import hydroseq.training.store as store
+from hydroseq.config import TrackingConfig
+from hydroseq.dataset import StationData
+from hydroseq.errors import ConfigError
+from hydroseq.registry.stores import HOME_VARIABLE as HOME_VARIABLE
+from hydroseq.registry.stores import check_file_store as check_file_store
+from hydroseq.registry.stores import data_home as data_home
+from hydroseq.registry.stores import file_store_allowed as file_store_allowed
+from hydroseq.registry.stores import is_file_store as is_file_store
+from hydroseq.registry.stores import resolve_tracking_uri as resolve_tracking_uri
+from hydroseq.training.checkpoint import Checkpoint
 
 MAX_PARAM_LENGTH = 6000  # MLflow's limit on a param value
 BEST_CHECKPOINT_ARTIFACT = "checkpoints"  # artifact folder holding a run's best checkpoint
