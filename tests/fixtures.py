@@ -14,14 +14,19 @@ import json
 import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 import xarray as xr
 
 from hydroseq import __version__
-from hydroseq.config import DataConfig, IngestConfig, Splits, load_config
+from hydroseq.config import DataConfig, IngestConfig, Splits, TrainConfig, load_config
 from hydroseq.grid import GridSpec
+
+if TYPE_CHECKING:
+    from hydroseq.dataset import StationData
+    from hydroseq.training.checkpoint import Checkpoint
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 CARAVAN_DIR = REPO_ROOT / "data" / "daily_caravan_camels_us"
@@ -194,3 +199,23 @@ def assert_same_content(left: xr.Dataset, right: xr.Dataset) -> None:
         a, b = left[name], right[name]
         assert (a.dims, a.dtype, a.attrs) == (b.dims, b.dtype, b.attrs), name
         assert a.values.tobytes() == b.values.tobytes(), name
+
+
+def untrained_members(config: TrainConfig, station_data: StationData, seeds: Sequence[int] = (5, 6)) -> Checkpoint:
+    """A checkpoint of untrained per-step members of ``config`` (one per seed, torch seeded with it; the first is
+    the checkpoint's own state), with the scalers fitted on ``station_data``: what ``hydroseq train`` hands the
+    model logger, without the training (torch and the model are imported here, not when the tests load)."""
+    import torch
+
+    from hydroseq.dataset import FeatureLayout, Scalers
+    from hydroseq.model import get_model
+    from hydroseq.training.checkpoint import Checkpoint
+
+    names = FeatureLayout.from_config(config.data).names
+    n_leads = len(config.data.lead_steps)
+    states = []
+    for seed in seeds:
+        torch.manual_seed(seed)
+        states.append(get_model(config.model, len(names), n_leads, "per_step", data=config.data).state_dict())
+    return Checkpoint(states[0], config, names, n_leads, Scalers.fit(station_data, config.data), "untrained",
+                      member_states=states)

@@ -6,6 +6,7 @@ the best checkpoint with the project's exporter at ``seq_len = data.max_len`` in
 folder and logs, without pickling anything, the pyfunc model of :mod:`hydroseq.forecast.pyfunc_model`
 from its code file (MLflow's "models from code"), that folder as its artifact, for a quantile model
 the flood thresholds of the training data as a second one (:mod:`hydroseq.forecast.pyfunc_thresholds`),
+the names and catchment areas of its stations as another (:mod:`hydroseq.forecast.pyfunc_stations`),
 the hydroseq package as its code, a signature, an input example (real rows of the training data,
 ending at ``tracking.example_issue_time``) and, as its model config, the plausibility bounds of its
 inputs (:mod:`hydroseq.forecast.input_bounds`). Unlike the rest of this stage it needs torch and the
@@ -27,7 +28,7 @@ import numpy as np
 import pandas as pd
 from mlflow.environment_variables import MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR
 from mlflow.models import ModelSignature, infer_signature
-from mlflow.types.schema import AnyType, ColSpec, Schema
+from mlflow.types.schema import AnyType, ColSpec, DataType, Schema, TensorSpec
 
 import hydroseq
 from hydroseq.config import TrainConfig
@@ -42,6 +43,14 @@ from hydroseq.forecast.pyfunc_model import (
     ISSUE_TIME_PARAM,
     forecast_frame,
     frame_from_station_data,
+)
+from hydroseq.forecast.pyfunc_stations import (
+    AREA_COLUMN,
+    STATIONS_ARTIFACT,
+    STATIONS_FILE,
+    StationTable,
+    derive_stations,
+    write_stations,
 )
 from hydroseq.forecast.pyfunc_thresholds import (
     FLOOD_THRESHOLDS_ARTIFACT,
@@ -82,7 +91,8 @@ def log_forecast_model(name: str, checkpoint: Checkpoint, station_data: StationD
         exported = ExportedModel(model_dir)
         example = _example_ending(station_data, exported.metadata, example_end(station_data, checkpoint.config))
         _log_directory(name, exported, example, input_bounds(station_data.path, exported.metadata),
-                       derive_thresholds(station_data.path, exported.metadata))
+                       derive_thresholds(station_data.path, exported.metadata),
+                       derive_stations(station_data.path, exported.metadata))
 
 
 def log_exported_model(name: str, model_dir: str | Path, data_path: str | Path) -> None:
@@ -95,33 +105,41 @@ def log_exported_model(name: str, model_dir: str | Path, data_path: str | Path) 
     data_config = TrainConfig.model_validate(exported.metadata.train_config).data.model_copy(update={"stations": None})
     station_data = load_station_data(data_path, data_config)
     _log_directory(name, exported, _example_ending(station_data, exported.metadata, station_data.n_times - 1),
-                   input_bounds(data_path, exported.metadata), derive_thresholds(data_path, exported.metadata))
+                   input_bounds(data_path, exported.metadata), derive_thresholds(data_path, exported.metadata),
+                   derive_stations(data_path, exported.metadata))
 
 
 def _log_directory(name: str, exported: ExportedModel, example: pd.DataFrame, bounds: dict[str, list[float]],
-                   thresholds: StationThresholds | None) -> None:
+                   thresholds: StationThresholds | None, stations: StationTable) -> None:
     artifacts = {EXPORTED_MODEL_ARTIFACT: str(exported.model_dir)}
     with tempfile.TemporaryDirectory() as tmp, _no_progress_bars():
         if thresholds is not None:
             artifacts[FLOOD_THRESHOLDS_ARTIFACT] = str(write_thresholds(thresholds, Path(tmp) / FLOOD_THRESHOLDS_FILE))
+        artifacts[STATIONS_ARTIFACT] = str(write_stations(stations, Path(tmp) / STATIONS_FILE))
         mlflow.pyfunc.log_model(name=name, python_model=str(MODEL_CODE), artifacts=artifacts,
                                 code_paths=[str(Path(hydroseq.__file__).parent)],
-                                signature=signature(exported, example, bounds, thresholds), input_example=example,
+                                signature=signature(exported, example, bounds, thresholds, stations),
+                                input_example=example,
                                 model_config={INPUT_BOUNDS_CONFIG: bounds}, pip_requirements=serving_requirements())
 
 
 def signature(exported: ExportedModel, example: pd.DataFrame, bounds: dict[str, list[float]],
-              thresholds: StationThresholds | None = None) -> ModelSignature:
+              thresholds: StationThresholds | None = None, stations: StationTable | None = None) -> ModelSignature:
     """The signature inferred from ``example`` and the model's output on it, with two changes that leave the
     checks to the model (:mod:`hydroseq.forecast.served_input`), whose errors name what is wrong: ``time``
-    may be of any type (a datetime with or without a zone, ISO 8601 text), and every column is optional."""
+    may be of any type (a datetime with or without a zone, ISO 8601 text), and every column is optional;
+    with ``stations``, the optional ``area_km2`` (double) follows them."""
     with warnings.catch_warnings():  # the output's integer lead is never missing: MLflow's hint does not apply
         warnings.filterwarnings("ignore", "Hint: Inferred schema contains integer", UserWarning)
-        inferred = infer_signature(example, forecast_frame(exported, example, bounds=bounds, thresholds=thresholds),
-                                   params={ISSUE_TIME_PARAM: ""})
+        output = forecast_frame(exported, example, bounds=bounds, thresholds=thresholds, stations=stations)
+        inferred = infer_signature(example, output, params={ISSUE_TIME_PARAM: ""})
     assert inferred.inputs is not None
-    inputs = Schema([ColSpec(AnyType() if column.name == TIME else column.type, column.name, required=False)
-                     for column in inferred.inputs.inputs])
+    columns: list[ColSpec | TensorSpec] = [
+        ColSpec(AnyType() if column.name == TIME else column.type, column.name, required=False)
+        for column in inferred.inputs.inputs]
+    if stations is not None:
+        columns.append(ColSpec(DataType.double, AREA_COLUMN, required=False))
+    inputs = Schema(columns)
     return ModelSignature(inputs, inferred.outputs, inferred.params)
 
 

@@ -24,7 +24,11 @@ thresholds (:mod:`hydroseq.forecast.pyfunc_thresholds`), the probability of exce
 ``value_member0`` ... (the member spread), and for a model that reads the observed target
 ``observation_age_hours`` (how late the gauge was at the issue time, as in the forecast CSV). A
 station with fewer than ``min(min_len, seq_len)`` valid steps up to the issue time gets NaN, also
-when no station has them.
+when no station has them. A model logged with its training file's station table
+(:mod:`hydroseq.forecast.pyfunc_stations`) adds, as the CSV does, each value in m³/s (``value_m3s``,
+``value_q05_m3s``, ..., ``value_member0_m3s``, ...: after the members, before the observation age;
+NaN for a station without an area) and ends with ``station_name`` and ``area_km2``; an optional input
+column ``area_km2`` (km², the same on a station's rows) overrides the recorded area of a station.
 """
 
 from __future__ import annotations
@@ -38,10 +42,19 @@ from mlflow.pyfunc.model import PythonModel, PythonModelContext
 from hydroseq.dataset import Scalers, StationData, build_features
 from hydroseq.errors import ConfigError, InputDataError
 from hydroseq.export import ExportedModel, ExportMetadata
+from hydroseq.forecast.discharge import add_m3s_columns, m3s_column
 from hydroseq.forecast.features import gather_windows, history_lengths, observation_age_hours
 from hydroseq.forecast.issue_time import label_index_at_or_before, parse_instant
 from hydroseq.forecast.predict import member_forecasts, to_target_units
 from hydroseq.forecast.probabilistic import exceedance
+from hydroseq.forecast.pyfunc_stations import (
+    AREA_COLUMN,
+    NAME_COLUMN,
+    STATIONS_ARTIFACT,
+    StationTable,
+    given_areas,
+    read_stations,
+)
 from hydroseq.forecast.pyfunc_thresholds import FLOOD_THRESHOLDS_ARTIFACT, exceedance_columns, read_thresholds
 from hydroseq.forecast.result import OBSERVATION_AGE_COLUMN, member_column, quantile_label
 from hydroseq.forecast.served_input import (
@@ -64,42 +77,51 @@ __all__ = ["EXPORTED_MODEL_ARTIFACT", "INPUT_BOUNDS_CONFIG", "ISSUE_TIME_PARAM",
            "frame_from_station_data", "input_columns", "output_columns", "station_data_from_frame"]
 
 
-def output_columns(metadata: ExportMetadata, thresholds: StationThresholds | None = None) -> list[str]:
-    """The output table's columns for a model (logged with flood ``thresholds``, if it has quantiles)."""
+def output_columns(metadata: ExportMetadata, thresholds: StationThresholds | None = None,
+                   stations: StationTable | None = None) -> list[str]:
+    """The output table's columns for a model (logged with flood ``thresholds``, if it has quantiles, and the
+    ``stations`` table)."""
     members = [member_column(member) for member in range(metadata.members)] if metadata.members > 1 else []
     age = [OBSERVATION_AGE_COLUMN] if metadata.feature_layout().observed_flag else []
     exceeding = exceedance_columns(thresholds) if metadata.quantiles else []
-    return [STATION, "issue_time", "lead", "valid_time", "value",
-            *(f"value_{quantile_label(level)}" for level in metadata.quantiles), *exceeding, *members, *age]
+    values = ["value", *(f"value_{quantile_label(level)}" for level in metadata.quantiles)]
+    in_m3s = ([m3s_column(name) for name in values + members]
+              if stations is not None and stations.converts(metadata.grid.step) else [])
+    named = [NAME_COLUMN, AREA_COLUMN] if stations is not None else []
+    return [STATION, "issue_time", "lead", "valid_time", *values, *exceeding, *members, *in_m3s, *age, *named]
 
 
 class ForecastModel(PythonModel):
     """The pyfunc model; its one artifact is the exported model directory (:data:`EXPORTED_MODEL_ARTIFACT`)."""
 
     def load_context(self, context: PythonModelContext) -> None:
-        """Load the exported network (checksums verified) from the model's artifacts, its flood thresholds
-        and the plausibility bounds of its inputs from its config (none in a model logged before they were
-        recorded)."""
+        """Load the exported network (checksums verified) from the model's artifacts, its flood thresholds,
+        its station table and the plausibility bounds of its inputs from its config (none in a model logged
+        before they were recorded)."""
         self.exported = ExportedModel(context.artifacts[EXPORTED_MODEL_ARTIFACT])
         self.bounds: Bounds | None = (context.model_config or {}).get(INPUT_BOUNDS_CONFIG)
         path = context.artifacts.get(FLOOD_THRESHOLDS_ARTIFACT)
         self.thresholds = read_thresholds(path) if path else None
+        path = context.artifacts.get(STATIONS_ARTIFACT)
+        self.stations = read_stations(path) if path else None
 
     def predict(self, context: PythonModelContext | None, model_input: pd.DataFrame,
                 params: dict[str, Any] | None = None) -> pd.DataFrame:
         """The forecast of every station of ``model_input`` at the issue time (see the module docstring)."""
         return forecast_frame(self.exported, model_input, (params or {}).get(ISSUE_TIME_PARAM) or None, self.bounds,
-                              self.thresholds)
+                              self.thresholds, self.stations)
 
 
 def forecast_frame(model: ExportedModel, frame: pd.DataFrame, issue_time: str | None = None,
-                   bounds: Bounds | None = None, thresholds: StationThresholds | None = None) -> pd.DataFrame:
+                   bounds: Bounds | None = None, thresholds: StationThresholds | None = None,
+                   stations: StationTable | None = None) -> pd.DataFrame:
     """The forecast of every station of the long table ``frame`` at ``issue_time`` (default: its newest time).
 
     ``bounds`` are the plausibility bounds of the inputs (``{variable: (low, high)}``,
     :func:`hydroseq.forecast.input_bounds.input_bounds`); without them a value must lie within ±1e30.
     A quantile model with flood ``thresholds`` adds the probability of exceeding each (a station they
-    lack: NaN), computed as ``hydroseq forecast`` computes it.
+    lack: NaN), computed as ``hydroseq forecast`` computes it. With the ``stations`` table it adds the
+    values in m³/s and each station's name and area (the input's ``area_km2`` column first).
 
     Raises
     ------
@@ -107,7 +129,7 @@ def forecast_frame(model: ExportedModel, frame: pd.DataFrame, issue_time: str | 
         If the rows fail a check of :mod:`hydroseq.forecast.served_input` (a column missing, a time
         off the model's grid, two rows for a station and time, static attributes that differ, a
         value outside its plausible range in the steps the forecast reads), or the issue time lies
-        outside the table.
+        outside the table, or a station's rows give different ``area_km2``.
     ConfigError
         If ``issue_time`` is not a form ``hydroseq forecast --issue-time`` reads.
     """
@@ -136,7 +158,19 @@ def forecast_frame(model: ExportedModel, frame: pd.DataFrame, issue_time: str | 
     exceeding = None
     if thresholds is not None and levels:  # [station, lead, threshold], as the CSV's p_exceed_<level>
         exceeding = exceedance(values[None], tuple(levels), thresholds.for_stations(data.station_ids))[0]
-    return _output_table(data, end, metadata, values, members, age_hours, thresholds, exceeding)
+    table = _output_table(data, end, metadata, values, members, age_hours, thresholds, exceeding)
+    return table if stations is None else _with_stations(table, metadata, thresholds if exceeding is not None else None,
+                                                         stations, given_areas(frame, INPUT_NAME))
+
+
+def _with_stations(table: pd.DataFrame, metadata: ExportMetadata, thresholds: StationThresholds | None,
+                   stations: StationTable, given: dict[str, float]) -> pd.DataFrame:
+    """``table`` with the m³/s columns of the forecast CSV and each station's name and area, in its order."""
+    ids = tuple(str(station) for station in table[STATION])
+    areas = stations.areas(tuple(dict.fromkeys(ids)), given)
+    converted = add_m3s_columns(table, stations.units, metadata.grid.step, areas)
+    named = converted.assign(**{NAME_COLUMN: stations.names_of(ids), AREA_COLUMN: [areas[i] for i in ids]})
+    return named[output_columns(metadata, thresholds, stations)]
 
 
 def frame_from_station_data(data: StationData, metadata: ExportMetadata, stations: np.ndarray | None = None,

@@ -12,22 +12,19 @@ import mlflow
 import numpy as np
 import pandas as pd
 import pytest
-import torch
 import xarray as xr
 import yaml
 from mlflow.tracking import MlflowClient
 
-from hydroseq.dataset import FeatureLayout, Scalers, load_station_data
+from hydroseq.dataset import load_station_data
 from hydroseq.errors import InputDataError
 from hydroseq.export import ExportedModel, ExportMetadata
 from hydroseq.export.source import read_provenance
 from hydroseq.forecast import IngestedFile, run_forecast
 from hydroseq.forecast.pyfunc_logging import log_forecast_model, serving_requirements
 from hydroseq.forecast.pyfunc_model import forecast_frame, frame_from_station_data, input_columns, output_columns
-from hydroseq.model import get_model
-from hydroseq.training.checkpoint import Checkpoint
 from hydroseq.training.tracking import use_tracking_uri
-from tests.fixtures import add_forecast_variable
+from tests.fixtures import add_forecast_variable, untrained_members
 
 ISSUE_LABEL = np.datetime64("2014-07-01T08:00", "ns")  # the end of the local day 2014-06-30
 HISTORY = 45  # steps of input before the issue step: more than the model's seq_len (30)
@@ -66,7 +63,7 @@ def test_the_registered_model_predicts_what_hydroseq_forecast_publishes(version,
         published = run_forecast(exported, ingested, str(issue), out=tmp_path / "f.nc", show_progress=False).result
         assert published.issue_times[0] == issue
         predicted = model.predict(frame, params=params)
-        assert list(predicted.columns) == output_columns(metadata)
+        assert list(predicted.columns) == output_columns(metadata, stations=model.unwrap_python_model().stations)
         assert (predicted["issue_time"] == issue).all()
         assert (predicted["valid_time"] == issue + predicted["lead"].to_numpy() * step).all()
         values = _by_station(predicted, "value", published.stations)
@@ -95,8 +92,8 @@ def test_the_model_has_a_signature_an_example_a_version_and_its_provenance(versi
     metadata = ExportMetadata.read(exported)
     assert registered.name == trained.config.tracking.experiment  # the default registered name
     signature = model.metadata.signature
-    assert signature.inputs.input_names() == input_columns(metadata)
-    assert signature.outputs.input_names() == output_columns(metadata)
+    assert signature.inputs.input_names() == [*input_columns(metadata), "area_km2"]  # the optional area last
+    assert signature.outputs.input_names() == output_columns(metadata, stations=model.unwrap_python_model().stations)
     assert signature.params.to_dict() == [{"name": "issue_time", "type": "string", "default": "", "shape": None}]
     example = model.input_example
     assert list(example.columns) == input_columns(metadata) and example["station"].nunique() == 2
@@ -166,13 +163,7 @@ def test_a_quantile_ensemble_with_gauge_and_weather_forecast_inputs(trained, ing
         "model": config.model.model_copy(update={"observed_skip": True, "quantiles": levels}),
         "training": config.training.model_copy(update={"loss": "quantile"})})
     station_data = load_station_data(path, config.data)
-    names = FeatureLayout.from_config(config.data).names
-    states = []
-    for seed in (5, 6):
-        torch.manual_seed(seed)
-        states.append(get_model(config.model, len(names), 3, "per_step", data=config.data).state_dict())
-    untrained = Checkpoint(states[0], config, names, 3, Scalers.fit(station_data, config.data), "untrained",
-                           member_states=states)
+    untrained = untrained_members(config, station_data)
     uri = f"sqlite:///{tmp_path / 'mlruns.db'}"
     with use_tracking_uri(uri), mlflow.start_run() as run:
         log_forecast_model("model", untrained, station_data)
@@ -190,7 +181,7 @@ def test_a_quantile_ensemble_with_gauge_and_weather_forecast_inputs(trained, ing
         assert published.quantiles is not None
         predicted = model.predict(frame, params={"issue_time": str(issue)})
         thresholds = model.unwrap_python_model().thresholds  # derived from the training file, logged with it
-        assert list(predicted.columns) == output_columns(metadata, thresholds)
+        assert list(predicted.columns) == output_columns(metadata, thresholds, model.unwrap_python_model().stations)
         np.testing.assert_allclose(_by_station(predicted, "value", published.stations), published.values[0],
                                    rtol=0, atol=1e-5)
         assert published.thresholds is not None and published.exceedance is not None

@@ -18,23 +18,21 @@ import mlflow
 import numpy as np
 import pandas as pd
 import pytest
-import torch
 import xarray as xr
 from mlflow.tracking import MlflowClient
 
 from hydroseq.cli import main
 from hydroseq.config.forecast_source import ForecastVariableSpec
 from hydroseq.config.variables import VariableSpec
-from hydroseq.dataset import FeatureLayout, Scalers, load_station_data
+from hydroseq.dataset import Scalers, load_station_data
 from hydroseq.errors import ConfigError, ExitCode, InputDataError
 from hydroseq.export import ExportMetadata
 from hydroseq.forecast import IngestedFile, run_forecast
 from hydroseq.forecast.input_bounds import grid_bounds
 from hydroseq.forecast.pyfunc_logging import log_forecast_model
 from hydroseq.forecast.pyfunc_model import frame_from_station_data
-from hydroseq.model import get_model
-from hydroseq.training.checkpoint import Checkpoint
 from hydroseq.training.tracking import use_tracking_uri
+from tests.fixtures import untrained_members
 
 ISSUE_DAY = "2014-06-30"  # the local day whose end is ISSUE_LABEL (the grid's zone is Etc/GMT+8)
 ISSUE_LABEL = np.datetime64("2014-07-01T08:00", "ns")
@@ -76,13 +74,7 @@ def quantile_ensemble(trained, ingested: Path, tmp_path_factory: pytest.TempPath
         "model": config.model.model_copy(update={"observed_skip": True, "quantiles": [0.05, 0.5, 0.95]}),
         "training": config.training.model_copy(update={"loss": "quantile"})})
     station_data = load_station_data(ingested, config.data)
-    names = FeatureLayout.from_config(config.data).names
-    states = []
-    for seed in (5, 6):
-        torch.manual_seed(seed)
-        states.append(get_model(config.model, len(names), 3, "per_step", data=config.data).state_dict())
-    untrained = Checkpoint(states[0], config, names, 3, Scalers.fit(station_data, config.data), "untrained",
-                           member_states=states)
+    untrained = untrained_members(config, station_data)
     folder = tmp_path_factory.mktemp("quantile_ensemble")
     uri = f"sqlite:///{folder / 'mlruns.db'}"
     with use_tracking_uri(uri):

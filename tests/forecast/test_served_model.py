@@ -7,7 +7,8 @@ at ``tracking.example_issue_time`` (2014-06-30). ``hydroseq promote`` points ``@
 ``hydroseq forecast --model models:/served@champion`` writes the CSV for that day. Then the documented
 serve command runs as a subprocess (the venv's ``bin`` on PATH, for ``uvicorn``) and ``POST /invocations``
 gets the example rows with ``...Z`` times (and again with ``+02:00`` offsets and a date as the issue
-time): values equal the CSV's within 1e-5 and the flood probabilities ``p_exceed_*`` equal them.
+time): values equal the CSV's within 1e-5 (their m³/s columns within 1e-5 relative) and the flood
+probabilities ``p_exceed_*`` equal them.
 """
 
 from __future__ import annotations
@@ -123,13 +124,19 @@ def _assert_as_published(predicted: pd.DataFrame, csv: pd.DataFrame) -> None:
     merged = predicted.merge(csv, on=["station", "lead"], suffixes=("", "_csv"), validate="one_to_one")
     assert len(merged) == len(predicted) == 2 * 2  # the example's 2 stations, leads 1 and 2
     assert (pd.to_datetime(merged["issue_time"], utc=True) == pd.to_datetime(merged["issue_time_csv"], utc=True)).all()
-    values = [column for column in predicted.columns if column == "value" or column.startswith("value_q")]
+    values = [column for column in predicted.columns
+              if (column == "value" or column.startswith("value_q")) and not column.endswith("_m3s")]
     difference = max(float(np.max(np.abs(merged[c].to_numpy(float) - merged[f"{c}_csv"].to_numpy(float))))
                      for c in values)
     as_float32 = max(float(np.max(np.abs(merged[c].to_numpy(np.float32) - merged[f"{c}_csv"].to_numpy(np.float32))))
                      for c in values)  # the CSV writes the shortest text of each float32
     print(f"served vs CSV: max |difference| of {values} = {difference:.3g} ({as_float32:.3g} as float32)")
     assert difference <= 1e-5
+    in_m3s = [column for column in predicted.columns if column.endswith("_m3s")]
+    assert in_m3s == [f"{column}_m3s" for column in values]  # the CSV's m3/s columns, from the stations' areas
+    for column in in_m3s:
+        np.testing.assert_allclose(merged[column].to_numpy(np.float32), merged[f"{column}_csv"].to_numpy(np.float32),
+                                   rtol=1e-5)
     exceeding = [column for column in predicted.columns if column.startswith("p_exceed_")]
     assert exceeding and np.isfinite(merged[exceeding].to_numpy(float)).any()
     for column in exceeding:
