@@ -34,6 +34,21 @@ if $QUICK; then TRAIN_CONFIG=configs/train_demo_quick.yaml STEPS=5; else TRAIN_C
 mkdir -p "$OUT"
 
 step() { printf '\n== %s\n' "$*"; }
+
+# What steps 1-5 wrote (both demos print it at the end).
+print_outputs() {
+    cat <<DONE
+
+Done. Outputs:
+  ingested data      $OUT/caravan_daily.nc (report: $OUT/caravan_daily.report.csv)
+  training           $TRAIN_DIR/ (checkpoints, metrics, hydrographs); MLflow run $RUN_ID in mlruns.db
+  evaluation         $TRAIN_DIR/evaluation/
+  exported model     $OUT/model/ (model.onnx, model.pt2, metadata.json)
+  forecast           $OUT/forecast/forecast_2014-09-30.nc and .csv
+  hindcast           $OUT/forecast/hindcast_wy2014.nc, .csv, _scores.csv, _probabilistic.csv,
+                     _reliability.png (exceeding the 2-year flow), _plume.png
+DONE
+}
 # `hydroseq --json train`: the tables go to stderr (shown), the summary to stdout; prints the run id
 train() {
     "$HYDROSEQ" --json train --config "$1" --data "$2" \
@@ -63,16 +78,8 @@ step "5/$STEPS forecast and hindcast (the hindcast's table: the model beside per
     --out "$OUT/forecast/hindcast_wy2014.nc"
 
 if $QUICK; then
+    print_outputs
     cat <<DONE
-
-Done. Outputs:
-  ingested data      $OUT/caravan_daily.nc (report: $OUT/caravan_daily.report.csv)
-  training           $TRAIN_DIR/ (checkpoints, metrics, hydrographs); MLflow run $RUN_ID in mlruns.db
-  evaluation         $TRAIN_DIR/evaluation/
-  exported model     $OUT/model/ (model.onnx, model.pt2, metadata.json)
-  forecast           $OUT/forecast/forecast_2014-09-30.nc and .csv
-  hindcast           $OUT/forecast/hindcast_wy2014.nc, .csv, _scores.csv, _probabilistic.csv,
-                     _reliability.png (exceeding the 2-year flow), _plume.png
 Browse the runs with: mlflow ui --backend-store-uri sqlite:///mlruns.db
 The full demo (a 40-epoch model, the shipped base model, weather-forecast inputs): make demo-full
 DONE
@@ -112,16 +119,8 @@ step "9/9 forecast-driven hindcast over water year 2014, beside the observed-onl
 "$PYTHON" pipelines/compare_hindcasts.py "observed only=$OUT/forecast/hindcast_wy2014_scores.csv" \
     "with forecast inputs=$OUT/forecast/hindcast_wy2014_forecast_inputs_scores.csv"
 
+print_outputs
 cat <<DONE
-
-Done. Outputs:
-  ingested data      $OUT/caravan_daily.nc (report: $OUT/caravan_daily.report.csv)
-  training           $TRAIN_DIR/ (checkpoints, metrics, hydrographs); MLflow run $RUN_ID in mlruns.db
-  evaluation         $TRAIN_DIR/evaluation/
-  exported model     $OUT/model/ (model.onnx, model.pt2, metadata.json)
-  forecast           $OUT/forecast/forecast_2014-09-30.nc and .csv
-  hindcast           $OUT/forecast/hindcast_wy2014.nc, .csv, _scores.csv, _probabilistic.csv,
-                     _reliability.png (exceeding the 2-year flow), _plume.png
   base model         $OUT/forecast/base_forecast_2014-09-30.* and base_hindcast_wy2014.* (models/caravan-camels-us-daily)
   forecast inputs    $OUT/forecast_product.nc (generated), $OUT/caravan_daily_forecast.nc, $OUT/model_forecast_inputs/
   its hindcast       $OUT/forecast/hindcast_wy2014_forecast_inputs.nc, .csv and _scores.csv (MLflow run $FORECAST_RUN)

@@ -15,18 +15,14 @@ training code (the exporter's) and the ingest stage (the bounds').
 
 from __future__ import annotations
 
-import contextlib
 import importlib.metadata
-import os
 import tempfile
 import warnings
-from collections.abc import Iterator
 from pathlib import Path
 
 import mlflow
 import numpy as np
 import pandas as pd
-from mlflow.environment_variables import MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR
 from mlflow.models import ModelSignature, infer_signature
 from mlflow.types.schema import AnyType, ColSpec, DataType, Schema, TensorSpec
 
@@ -59,6 +55,7 @@ from hydroseq.forecast.pyfunc_thresholds import (
     write_thresholds,
 )
 from hydroseq.forecast.served_input import TIME
+from hydroseq.registry.stores import no_artifact_progress_bars
 from hydroseq.scoring.thresholds import StationThresholds
 from hydroseq.training.checkpoint import Checkpoint
 from hydroseq.training.model_version import example_end
@@ -112,7 +109,7 @@ def log_exported_model(name: str, model_dir: str | Path, data_path: str | Path) 
 def _log_directory(name: str, exported: ExportedModel, example: pd.DataFrame, bounds: dict[str, list[float]],
                    thresholds: StationThresholds | None, stations: StationTable) -> None:
     artifacts = {EXPORTED_MODEL_ARTIFACT: str(exported.model_dir)}
-    with tempfile.TemporaryDirectory() as tmp, _no_progress_bars():
+    with tempfile.TemporaryDirectory() as tmp, no_artifact_progress_bars():
         if thresholds is not None:
             artifacts[FLOOD_THRESHOLDS_ARTIFACT] = str(write_thresholds(thresholds, Path(tmp) / FLOOD_THRESHOLDS_FILE))
         artifacts[STATIONS_ARTIFACT] = str(write_stations(stations, Path(tmp) / STATIONS_FILE))
@@ -141,22 +138,6 @@ def signature(exported: ExportedModel, example: pd.DataFrame, bounds: dict[str, 
         columns.append(ColSpec(DataType.double, AREA_COLUMN, required=False))
     inputs = Schema(columns)
     return ModelSignature(inputs, inferred.outputs, inferred.params)
-
-
-@contextlib.contextmanager
-def _no_progress_bars() -> Iterator[None]:
-    """No MLflow artifact progress bar in the block (it validates the input example on a copy of the model it
-    downloads, and would draw one into the training's output)."""
-    name = MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR.name
-    previous = os.environ.get(name)
-    os.environ[name] = "false"
-    try:
-        yield
-    finally:
-        if previous is None:
-            os.environ.pop(name)
-        else:
-            os.environ[name] = previous
 
 
 def _example_ending(station_data: StationData, metadata: ExportMetadata, end: int) -> pd.DataFrame:

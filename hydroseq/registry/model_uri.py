@@ -14,7 +14,6 @@ verified), so it equals the forecast from that run's ``hydroseq export`` directo
 from __future__ import annotations
 
 import contextlib
-import os
 import re
 import tempfile
 from collections.abc import Iterator
@@ -24,13 +23,12 @@ from pathlib import Path
 import mlflow
 import yaml
 from mlflow.entities.model_registry import ModelVersion
-from mlflow.environment_variables import MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR
 from mlflow.tracking import MlflowClient
 
 from hydroseq.errors import ConfigError, HydroseqError
 from hydroseq.fileio.space import space_errno
 from hydroseq.registry import MODEL_URI_PREFIX
-from hydroseq.registry.stores import open_registry, store_error
+from hydroseq.registry.stores import no_artifact_progress_bars, open_registry, store_error
 
 EXPORTED_MODEL_ARTIFACT = "exported_model"  # the pyfunc model's artifact key (hydroseq.forecast.pyfunc_model)
 URI = re.compile(r"^models:/(?P<name>[^/@]+)(?:/(?P<version>\d+)|@(?P<alias>[\w-]+))$")
@@ -124,7 +122,7 @@ def _download_exported_model(client: MlflowClient, store: str, name: str, versio
     what = f"the artifacts of models:/{name}/{version}"
     try:
         root = client.get_model_version_download_uri(name, version).rstrip("/")
-        with _quiet_downloads():
+        with no_artifact_progress_bars():
             mlmodel = Path(mlflow.artifacts.download_artifacts(
                 artifact_uri=f"{root}/MLmodel", dst_path=str(into / "meta"), tracking_uri=store))
             flavor = (yaml.safe_load(mlmodel.read_text()) or {}).get("flavors", {}).get("python_function", {})
@@ -142,21 +140,6 @@ def _download_exported_model(client: MlflowClient, store: str, name: str, versio
         raise ConfigError(f"{what} cannot be read ({error.strerror or error}): were they moved or deleted?") from None
     except Exception as error:
         raise store_error(error, store, what) from None
-
-
-@contextlib.contextmanager
-def _quiet_downloads() -> Iterator[None]:
-    """No MLflow download progress bar in the block (it would be drawn into a forecast's log)."""
-    name = MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR.name
-    previous = os.environ.get(name)
-    os.environ[name] = "false"
-    try:
-        yield
-    finally:
-        if previous is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = previous
 
 
 def _what_is_there(client: MlflowClient, store: str, name: str, version: str | None, alias: str | None) -> str:

@@ -10,8 +10,10 @@ helpers import MLflow but neither torch nor the training code, so that ``hydrose
 
 from __future__ import annotations
 
+import contextlib
 import os
 import urllib.parse
+from collections.abc import Iterator
 from pathlib import Path
 
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")  # no internet here; telemetry would try it
@@ -160,3 +162,18 @@ def store_error(error: BaseException, tracking_uri: str, what: str) -> HydroseqE
     if unanswered or (code not in NOT_THERE and first.startswith("API request to")):
         return UnavailableError(f"MLflow store {tracking_uri} did not answer about {what}: {first}")
     return ConfigError(f"MLflow store {tracking_uri}, {what}: {first}")
+
+
+@contextlib.contextmanager
+def no_artifact_progress_bars() -> Iterator[None]:
+    """No MLflow artifact progress bar in the block: one would be drawn into a forecast's or a training's log."""
+    name = mlflow.environment_variables.MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR.name
+    previous = os.environ.get(name)
+    os.environ[name] = "false"
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = previous
