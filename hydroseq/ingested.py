@@ -56,9 +56,16 @@ def open_ingested(path: str | Path) -> tuple[xr.Dataset, GridSpec]:
 
 def _open_netcdf(path: Path) -> xr.Dataset:
     try:
-        return xr.open_dataset(path)
+        dataset = xr.open_dataset(path)
     except (OSError, ValueError) as error:
         raise InputDataError(path, f"cannot open as NetCDF ({error})") from None
+    # ids stored as CF character arrays index their dimension as Python objects: fixed-width str, as Zarr gives
+    text_indexes = {name: dataset[name].astype(str) for name in dataset.indexes if dataset[name].dtype == object}
+    if not text_indexes:
+        return dataset
+    converted = dataset.assign_coords(text_indexes)
+    converted.set_close(dataset.close)
+    return converted
 
 
 def _open_zarr(path: Path) -> xr.Dataset:

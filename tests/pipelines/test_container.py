@@ -42,8 +42,10 @@ def _instructions() -> list[tuple[str, str]]:
 
 
 def _image() -> tuple[PurePosixPath, list[PurePosixPath], dict[str, str], list[PurePosixPath]]:
-    """The runtime WORKDIR, the VOLUMEs, the ENV and what COPY puts into the working directory."""
+    """The runtime WORKDIR, the VOLUMEs, the ENV and what COPY puts into the working directory of the default
+    (last) stage, the training image; the forecast stage has the same layout (tests/pipelines/test_dockerfile.py)."""
     instructions = _instructions()
+    instructions = instructions[max(i for i, (key, _) in enumerate(instructions) if key == "FROM"):]
     workdir = PurePosixPath([rest for key, rest in instructions if key == "WORKDIR"][-1])
     volumes = [PurePosixPath(v) for key, rest in instructions if key == "VOLUME" for v in yaml.safe_load(rest)]
     env = dict(word.split("=", 1) for key, rest in instructions if key == "ENV" for word in shlex.split(rest))

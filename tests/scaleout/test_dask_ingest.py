@@ -18,7 +18,7 @@ from hydroseq.errors import ConfigError, HydroseqError, InputDataError
 from hydroseq.fileio import sha256_file
 from hydroseq.ingest import build_grid, ingest, plan_sources
 from hydroseq.ingest.distributed import CHUNK_BYTES, dask_client, grid_stations_on_dask, station_chunks
-from hydroseq.ingest.stations import load_stations
+from hydroseq.ingest.station_list import load_stations
 from tests.fixtures import caravan_copies_with_a_duplicated_date
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

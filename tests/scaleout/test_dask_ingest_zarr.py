@@ -16,7 +16,7 @@ from hydroseq.config import IngestConfig
 from hydroseq.errors import InputDataError
 from hydroseq.ingest import build_grid, dataset_checksum, ingest, plan_sources
 from hydroseq.ingest.distributed import grid_stations_into_store, station_chunks
-from hydroseq.ingest.stations import load_stations
+from hydroseq.ingest.station_list import load_stations
 from hydroseq.ingest.zarr_on_dask import _template
 from hydroseq.ingest.zarr_output import write_template
 from hydroseq.ingested import open_ingested
