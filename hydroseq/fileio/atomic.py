@@ -19,6 +19,7 @@ import os
 import re
 import secrets
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,6 +29,8 @@ from hydroseq.fileio.space import out_of_space
 TEMP_NAME = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.(?P<token>[0-9a-f]{8})\.(?P<kind>tmp|journal)$")
 """The name of a temporary of :func:`temp_path` and :func:`temp_folder` (or of a journal of an output set)."""
 
+
+FOLDER_REMOVAL_ATTEMPTS = 10  # about 2.75 s of waiting at most
 
 def _problem(error: OSError) -> str:
     """The reason of a refused write in words (``strerror``, e.g. 'Read-only file system')."""
@@ -173,10 +176,16 @@ def replace_path(source: Path, target: Path) -> None:
 
 def remove_path(path: Path) -> None:
     """Remove the file or folder ``path`` if it exists."""
-    if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path, ignore_errors=True)
-    else:
+    if not (path.is_dir() and not path.is_symlink()):
         path.unlink(missing_ok=True)
+        return
+    # A failed Zarr write can still have chunk writes in flight on its I/O threads for a moment: a file they
+    # add while the tree is being removed leaves the folder behind, so remove it again until it is gone.
+    for attempt in range(FOLDER_REMOVAL_ATTEMPTS):
+        shutil.rmtree(path, ignore_errors=True)
+        if not path.exists():
+            return
+        time.sleep(0.05 * (attempt + 1))
 
 
 @contextlib.contextmanager
