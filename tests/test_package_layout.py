@@ -69,17 +69,8 @@ def _import_graph() -> dict[str, set[str]]:
     """Module -> the package modules it names, type-only imports included; ``from hydroseq.stage import x``
     names the stage's ``__init__`` (and ``x`` where that is a module), so a circle through it counts."""
     modules = {_module_name(path): path for path in _modules()}
-    graph: dict[str, set[str]] = {}
-    for name, path in modules.items():
-        named = set()
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Import):
-                named.update(alias.name for alias in node.names)
-            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                named.add(node.module)
-                named.update(f"{node.module}.{alias.name}" for alias in node.names)
-        graph[name] = {other for other in named if other in modules and other != name}
-    return graph
+    return {name: {other for other in _imported(path) if other in modules and other != name}
+            for name, path in modules.items()}
 
 
 def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
