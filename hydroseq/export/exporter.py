@@ -66,11 +66,11 @@ def export_trained_model(checkpoint: Checkpoint, seq_len: int, out_dir: str | Pa
     network = LastStepNetwork(model).eval()
     x, lengths = _parity_batch(seq_len, checkpoint.n_features)
     with atomic_folder(out_dir) as staging:  # out_dir appears (or is replaced) whole at the end, or not at all
-        program = trace_network(network, x[:2], lengths[:2])
-        opset = save_onnx(program, staging / ONNX_FILE, network.output_names)
+        opset = save_onnx(trace_network(network, x[:2], lengths[:2], for_onnx=True), staging / ONNX_FILE,
+                          network.output_names)
         files = [ONNX_FILE]
         if pt2:
-            save_pt2(program, staging / PT2_FILE)
+            save_pt2(trace_network(network, x[:2], lengths[:2]), staging / PT2_FILE)
             files.append(PT2_FILE)
         checkpoint.weights_only().save(staging / WEIGHTS_FILE)  # what `hydroseq train --init-from DIR` starts from
         files.append(WEIGHTS_FILE)

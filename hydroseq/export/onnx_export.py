@@ -1,8 +1,11 @@
 """Export a :class:`LastStepNetwork` to ONNX (``torch.onnx.export(..., dynamo=True)``) and ``.pt2``.
 
 The sequence length N and the feature count are static; the batch dimension is dynamic, so the
-forecast may run any batch size. The weights are stored inside the ``.onnx`` file (no external data
-file) so the directory stays self-contained.
+forecast may run any batch size. The ONNX graph is traced from a copy of the network whose LSTMs
+call ``hydroseq::lstm`` (:mod:`hydroseq.export.lstm_op`: same numbers, traced in constant time);
+``model.pt2`` is traced from the network as it is, so that loading it needs torch alone. The
+weights are stored inside the ``.onnx`` file (no external data file) so the directory stays
+self-contained.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import numpy as np
 import onnx
 import torch
 
+from hydroseq.export.lstm_op import onnx_translations, with_traceable_lstms
 from hydroseq.export.network import LastStepNetwork
 from hydroseq.fileio import atomic_path, write_bytes_atomic
 
@@ -25,12 +29,15 @@ INPUT_NAMES = ("x", "lengths")
 BATCH_DIM = "batch"
 
 
-def trace_network(network: LastStepNetwork, example_x: torch.Tensor,
-                  example_lengths: torch.Tensor) -> torch.export.ExportedProgram:
+def trace_network(network: LastStepNetwork, example_x: torch.Tensor, example_lengths: torch.Tensor,
+                  for_onnx: bool = False) -> torch.export.ExportedProgram:
     """``torch.export`` the network with a dynamic batch and the example's static N and F.
 
-    The example must have at least two rows (``torch.export`` specialises a batch of 1).
+    The example must have at least two rows (``torch.export`` specialises a batch of 1). With
+    ``for_onnx`` the LSTMs are traced as ``hydroseq::lstm`` (only :func:`save_onnx` reads that program).
     """
+    if for_onnx:
+        network = with_traceable_lstms(network)
     if example_x.shape[0] < 2:
         raise ValueError("the example batch needs at least 2 rows so that the batch stays dynamic")
     batch = torch.export.Dim(BATCH_DIM, min=1)
@@ -51,7 +58,8 @@ def save_onnx(program: torch.export.ExportedProgram, path: str | Path, output_na
     """Convert the exported program to one self-contained ONNX file; returns the opset used."""
     with _quiet():
         onnx_program = torch.onnx.export(program, dynamo=True, input_names=list(INPUT_NAMES),
-                                         output_names=list(output_names), verbose=False)
+                                         output_names=list(output_names), verbose=False,
+                                         custom_translation_table=onnx_translations())
     model = onnx_program.model_proto  # type: ignore[union-attr]  # torch's Optional: None only with dynamo=False
     _name_batch_dimension(model)
     with atomic_path(path) as tmp:

@@ -89,6 +89,19 @@ def test_pt2_matches_onnx(exported: Path) -> None:
     np.testing.assert_allclose(got, expected, atol=1e-6)
 
 
+def test_the_network_holds_one_lstm_node_and_the_pt2_only_torch_operators(exported: Path) -> None:
+    """The ONNX graph is traced through ``hydroseq::lstm`` but holds ONNX's own ``LSTM`` node; ``model.pt2``
+    is traced from the plain network, so that loading it needs torch alone (no hydroseq operator)."""
+    import onnx
+    import torch
+
+    nodes = [node.op_type for node in onnx.load(str(exported / ONNX_FILE)).graph.node]
+    assert nodes.count("LSTM") == 1 and not any("hydroseq" in node for node in nodes)
+    program = torch.export.load(str(exported / PT2_FILE))
+    targets = {str(node.target) for node in program.graph.nodes if node.op == "call_function"}
+    assert "aten.lstm.input" in targets and not any("hydroseq" in target for target in targets)
+
+
 def test_export_from_a_checkpoint_file_via_cli(trained, tmp_path: Path, capsys) -> None:
     out = tmp_path / "model"
     status = main(["export", "--run", str(trained.output_dir / "best.pt"), "--seq-len", "12", "--out", str(out)])
