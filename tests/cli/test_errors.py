@@ -2,8 +2,8 @@
 from every command.
 
 Each case runs ``hydroseq`` as a real process: exit status 3, exactly one line on stderr naming
-the output, no traceback. The data are the bundled Caravan basins, ingested for 2012-2013; the
-model is a tiny per-step LSTM trained for one short epoch and exported once.
+the output, no traceback. The data, checkpoint and model are the session's ingest, tiny training and
+export (``tests/conftest.py``: ``chain``).
 """
 
 from __future__ import annotations
@@ -68,19 +68,13 @@ def _train_config(work: Path, data: Path, output_dir: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def made(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """An ingest config and its output, a trained checkpoint, its export, and a plain file."""
+def made(tmp_path_factory: pytest.TempPathFactory, chain: dict[str, str]) -> dict[str, Path]:
+    """An ingest config, the session's ingested data, trained checkpoint and export, and a plain file."""
     work = tmp_path_factory.mktemp("cli_errors")
-    ingest_config = _ingest_config(work)
-    data = work / "caravan.nc"
-    for args in (["ingest", "--config", ingest_config, "--out", data],
-                 ["train", "--config", _train_config(work, data, work / "out")],
-                 ["export", "--run", work / "out" / "last.pt", "--seq-len", "30", "--out", work / "model"]):
-        finished = _hydroseq(*args)
-        assert finished.returncode == 0, finished.stderr[-3000:]
     (work / "plain.txt").write_text("a file, not a folder")
-    return {"work": work, "ingest_config": ingest_config, "data": data, "checkpoint": work / "out" / "last.pt",
-            "model": work / "model", "file": work / "plain.txt"}
+    return {"work": work, "ingest_config": _ingest_config(work), "data": Path(chain["data"]),
+            "checkpoint": Path(chain["output_dir"]) / "last.pt", "model": Path(chain["model"]),
+            "file": work / "plain.txt"}
 
 
 def test_ingest_out_that_is_a_folder(made, tmp_path: Path) -> None:
