@@ -21,6 +21,7 @@ import hydroseq.training.checkpoint as ckpt
 import hydroseq.training.tracking as tracking
 from hydroseq.config import TrainConfig
 from hydroseq.fileio import write_text_atomic
+from hydroseq.registry.stores import resolve_tracking_uri
 from hydroseq.training.data import load_training_data
 from hydroseq.training.finish import finish_run, start_run
 from hydroseq.training.init_from import load_base_model
@@ -54,7 +55,7 @@ def train_ensemble(config: TrainConfig, data_path: str | Path | None, resume: bo
     out_dir = Path(config.training.output_dir)
     record_path = out_dir / ENSEMBLE_RECORD
     record = json.loads(record_path.read_text()) if resume and record_path.exists() else {}
-    uri = tracking.resolve_tracking_uri(config.tracking, tracking_uri)
+    uri = resolve_tracking_uri(config.tracking, tracking_uri)
     base = load_base_model(config.training.init_from, tracking_uri) if config.training.init_from else None
     data = load_training_data(config, data_path, base.checkpoint.scalers if base else None)
     parent = record.get("parent_run_id") or start_run(config, data, uri, out_dir,

@@ -28,6 +28,7 @@ from hydroseq.batching import BatchLoader, make_loader
 from hydroseq.config import TrainConfig
 from hydroseq.fileio import make_output_dir, prepare_output_file
 from hydroseq.model import LSTMModel, get_model, masked_mse, nse_loss, pinball_loss
+from hydroseq.registry.stores import resolve_tracking_uri
 from hydroseq.training.augment import hide_forecast, hide_observed
 from hydroseq.training.data import TrainingData, load_training_data
 from hydroseq.training.ensemble import train_ensemble
@@ -81,7 +82,7 @@ def train(config: TrainConfig, data_path: str | Path | None = None, resume: bool
     out_dir = make_output_dir(cfg.output_dir)
     for checkpoint_file in (ckpt.LAST_CHECKPOINT, ckpt.BEST_CHECKPOINT):  # not after the first epoch
         prepare_output_file(out_dir / checkpoint_file)
-    uri = tracking.resolve_tracking_uri(config.tracking, tracking_uri)  # a store MLflow refuses stops here
+    uri = resolve_tracking_uri(config.tracking, tracking_uri)  # a store MLflow refuses stops here
     last = resume_from(out_dir) if resume else None
     base = load_base_model(cfg.init_from, tracking_uri) if cfg.init_from else None
     if base is not None:

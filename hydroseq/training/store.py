@@ -26,9 +26,7 @@ from mlflow.tracking import MlflowClient
 
 from hydroseq.config import TrackingConfig
 from hydroseq.errors import ConfigError, UnavailableError
-from hydroseq.registry.stores import local_store_path as local_store_path
-from hydroseq.registry.stores import rebase_local_store as rebase_local_store
-from hydroseq.registry.stores import sqlite_file as sqlite_file
+from hydroseq.registry.stores import local_store_path, sqlite_file
 
 T = TypeVar("T")
 STEP_KEY = "epoch"  # the key of a metrics row that gives its MLflow step

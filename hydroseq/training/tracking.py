@@ -30,12 +30,7 @@ import hydroseq.training.store as store
 from hydroseq.config import TrackingConfig
 from hydroseq.dataset import StationData
 from hydroseq.errors import ConfigError
-from hydroseq.registry.stores import HOME_VARIABLE as HOME_VARIABLE
-from hydroseq.registry.stores import check_file_store as check_file_store
-from hydroseq.registry.stores import data_home as data_home
-from hydroseq.registry.stores import file_store_allowed as file_store_allowed
-from hydroseq.registry.stores import is_file_store as is_file_store
-from hydroseq.registry.stores import resolve_tracking_uri as resolve_tracking_uri
+from hydroseq.registry.stores import data_home, resolve_tracking_uri
 from hydroseq.training.checkpoint import Checkpoint
 
 MAX_PARAM_LENGTH = 6000  # MLflow's limit on a param value

@@ -27,8 +27,8 @@ from hydroseq.cli import build_parser
 from hydroseq.config import DataConfig, TrainConfig, dump_config, load_config
 from hydroseq.forecast.run import DEFAULT_FORECAST_DIR
 from hydroseq.grid import GridSpec
-from hydroseq.training.store import local_store_path
-from hydroseq.training.tracking import resolve_artifact_root, resolve_tracking_uri
+from hydroseq.registry.stores import local_store_path, resolve_tracking_uri
+from hydroseq.training.tracking import resolve_artifact_root
 from tests.fixtures import write_ingested
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
