@@ -13,12 +13,16 @@ other axes (a training or forecast read takes a few stations' whole series); coo
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal
 
 import dask
 import xarray as xr
 import zarr
+import zarr.core.sync
 
 from hydroseq.config import IngestConfig
 from hydroseq.errors import OutputPathError
@@ -30,6 +34,7 @@ ZARR_SUFFIX = ".zarr"
 ZARR_FORMAT: Literal[2] = 2
 CHUNK_BYTES = 4 * 2**20  # uncompressed bytes of one chunk of the largest variable, by default
 _STORE_MARKERS = (".zgroup", ".zmetadata", "zarr.json")
+SETTLE_SECONDS = 120.0  # the longest wait for a failed write's other chunk writes to end
 
 
 def is_zarr_path(path: str | Path) -> bool:
@@ -75,29 +80,56 @@ def zarr_encoding(ds: xr.Dataset, per_chunk: int) -> dict[str, dict]:
     return encoding
 
 
+@contextlib.contextmanager
+def settled_writes() -> Iterator[None]:
+    """On an error, wait until every chunk write zarr started has ended before the error goes on.
+
+    zarr gathers a write's chunk writes on its I/O event loop and does not cancel the others when one
+    fails (``zarr.core.common.concurrent_map``): they go on in the background, and a half-written store
+    removed meanwhile got files back (a full disk left a ``.tmp`` store under load).
+    """
+    try:
+        yield
+    except BaseException:
+        loop = zarr.core.sync.loop[0]
+        if loop is not None and loop.is_running():
+            asyncio.run_coroutine_threadsafe(_all_other_tasks_done(), loop).result(SETTLE_SECONDS)
+        raise
+
+
+async def _all_other_tasks_done() -> None:
+    others = asyncio.all_tasks() - {asyncio.current_task()}
+    if others:
+        await asyncio.wait(others, timeout=SETTLE_SECONDS)
+
+
 def write_zarr(ds: xr.Dataset, store: Path, per_chunk: int) -> None:
     """Write the in-memory dataset ``ds`` (with its ``dataset_checksum``) into the empty folder ``store``."""
     ds = with_time_bounds(ds)
-    ds.to_zarr(store, mode="w", zarr_format=ZARR_FORMAT, consolidated=True, encoding=zarr_encoding(ds, per_chunk))
+    with settled_writes():
+        ds.to_zarr(store, mode="w", zarr_format=ZARR_FORMAT, consolidated=True, encoding=zarr_encoding(ds, per_chunk))
 
 
 def write_template(ds: xr.Dataset, store: Path, per_chunk: int) -> None:
     """Write ``ds``'s metadata, and the values of its numpy-backed variables, into ``store``;
     its dask-backed variables are left for region writes (:func:`write_region`)."""
     ds = with_time_bounds(ds)
-    ds.to_zarr(store, mode="w", zarr_format=ZARR_FORMAT, consolidated=False, compute=False,
-               encoding=zarr_encoding(ds, per_chunk))
+    with settled_writes():
+        ds.to_zarr(store, mode="w", zarr_format=ZARR_FORMAT, consolidated=False, compute=False,
+                   encoding=zarr_encoding(ds, per_chunk))
 
 
 def write_region(ds: xr.Dataset, store: Path, start: int) -> None:
     """Write the station rows ``start ..`` of the variables of ``ds`` (along ``station``, no coordinates)."""
-    ds.to_zarr(store, region={"station": slice(start, start + ds.sizes["station"])}, mode="r+",
-               zarr_format=ZARR_FORMAT, consolidated=False)
+    with settled_writes():
+        ds.to_zarr(store, region={"station": slice(start, start + ds.sizes["station"])}, mode="r+",
+                   zarr_format=ZARR_FORMAT, consolidated=False)
 
 
 def add_variables(ds: xr.Dataset, store: Path, per_chunk: int) -> None:
     """Add the variables of ``ds`` (e.g. the forecasts, with a new ``lead`` axis) to ``store``."""
-    ds.to_zarr(store, mode="a", zarr_format=ZARR_FORMAT, consolidated=False, encoding=zarr_encoding(ds, per_chunk))
+    with settled_writes():
+        ds.to_zarr(store, mode="a", zarr_format=ZARR_FORMAT, consolidated=False, encoding=zarr_encoding(ds, per_chunk))
 
 
 def keep_stations(store: Path, positions: list[int], per_chunk: int) -> None:
@@ -108,7 +140,7 @@ def keep_stations(store: Path, positions: list[int], per_chunk: int) -> None:
             variable.encoding = {}
             if variable.dtype.kind == "T":  # variable-length text reads back as numpy's StringDType
                 kept[name] = variable.copy(data=variable.values.astype(object))
-        with dask.config.set(scheduler="threads"):
+        with dask.config.set(scheduler="threads"), settled_writes():
             kept.to_zarr(compacted, mode="w", zarr_format=ZARR_FORMAT, consolidated=False,
                          encoding=zarr_encoding(kept, per_chunk))
 

@@ -79,10 +79,10 @@ def train(config: TrainConfig, data_path: str | Path | None = None, resume: bool
     ddp = distributed.setup(cfg)  # under torchrun: process group, this rank's device and share of the cores
     device = ddp.device
     check_bf16(cfg, device)
+    uri = resolve_tracking_uri(config.tracking, tracking_uri)  # a store MLflow refuses stops here
     out_dir = make_output_dir(cfg.output_dir)
     for checkpoint_file in (ckpt.LAST_CHECKPOINT, ckpt.BEST_CHECKPOINT):  # not after the first epoch
         prepare_output_file(out_dir / checkpoint_file)
-    uri = resolve_tracking_uri(config.tracking, tracking_uri)  # a store MLflow refuses stops here
     last = resume_from(out_dir) if resume else None
     base = load_base_model(cfg.init_from, tracking_uri) if cfg.init_from else None
     if base is not None:

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from mlflow.tracking import MlflowClient
 
 from hydroseq.config import TrainConfig, dump_config, validate_config
 from hydroseq.errors import ExitCode
@@ -72,6 +73,7 @@ def made(tmp_path_factory: pytest.TempPathFactory, chain: dict[str, str]) -> dic
     """An ingest config, the session's ingested data, trained checkpoint and export, and a plain file."""
     work = tmp_path_factory.mktemp("cli_errors")
     (work / "plain.txt").write_text("a file, not a folder")
+    MlflowClient(f"sqlite:///{work / 'mlruns.db'}").search_experiments()  # made: MLflow says so on stderr
     return {"work": work, "ingest_config": _ingest_config(work), "data": Path(chain["data"]),
             "checkpoint": Path(chain["output_dir"]) / "last.pt", "model": Path(chain["model"]),
             "file": work / "plain.txt"}

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
+import time
 from pathlib import Path
 
 import numpy as np
@@ -149,3 +150,34 @@ def test_a_folder_that_is_not_a_store_is_not_replaced(tmp_path: Path) -> None:
 def test_append_to_a_zarr_store_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="--append writes NetCDF only"):
         ingest(_config(STATIONS[:1]), tmp_path / "data.zarr", append=True, show_progress=False)
+
+
+def test_a_failed_write_returns_only_once_its_other_chunk_writes_have_ended(
+        both: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """zarr does not cancel a write's other chunk writes when one fails; were the error to return first,
+    the store removed after it would get files back (a full disk once left a ``.tmp`` store)."""
+    import asyncio
+    import errno
+
+    from zarr.storage import LocalStore
+
+    from hydroseq.ingest.zarr_output import write_zarr
+
+    real_set = LocalStore.set
+    first_chunk = []
+
+    async def set_slowly_or_fail(self, key, value):
+        if key.rsplit("/", 1)[-1][:1].isdigit():  # a chunk, not metadata
+            if not first_chunk:
+                first_chunk.append(key)
+                raise OSError(errno.ENOSPC, "No space left on device")
+            await asyncio.sleep(0.2)
+        return await real_set(self, key, value)
+
+    monkeypatch.setattr(LocalStore, "set", set_slowly_or_fail)
+    store = tmp_path / "failed.zarr"
+    with xr.open_dataset(both[0]) as ds, pytest.raises(OSError, match="No space"):
+        write_zarr(ds.load(), store, per_chunk=1)
+    on_return = sorted(path.relative_to(store) for path in store.rglob("*"))
+    time.sleep(1.0)
+    assert sorted(path.relative_to(store) for path in store.rglob("*")) == on_return
