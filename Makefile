@@ -6,7 +6,7 @@ PIP    := $(VENV)/bin/pip
 OUT    ?= runs/demo
 export MLFLOW_DISABLE_TELEMETRY := true
 
-.PHONY: install install-test demo demo-full test bench bench-test clean
+.PHONY: install install-test demo demo-full test test-all bench bench-test clean
 
 # The runtime package: the train extra (training, evaluation, export; it holds the forecast extra).
 $(VENV)/.installed-runtime: pyproject.toml
@@ -34,10 +34,14 @@ demo: install
 demo-full: install
 	bash pipelines/demo.sh $(OUT)
 
-# Lint (ruff), type check (mypy, settings in pyproject.toml), then the tests.
+# Lint (ruff), type check (mypy, settings in pyproject.toml), then the tests (CI); test-all adds the
+# cases marked `exhaustive` (more kill points and resumes of behaviours `make test` already checks).
 test: install-test
 	$(PY) -m ruff check hydroseq tests benchmarks pipelines experiments
 	$(PY) -m mypy
+	$(PY) -m pytest -n 2 -q -m "not exhaustive"
+
+test-all: install-test
 	$(PY) -m pytest -n 2 -q -m "slow or not slow"
 
 bench: install-test

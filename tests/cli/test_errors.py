@@ -1,9 +1,10 @@
 """Outputs that cannot be written, and impossible arguments, give one line and exit 3 (``ExitCode.CONFIG``)
 from every command.
 
-Each case runs ``hydroseq`` as a real process: exit status 3, exactly one line on stderr naming
-the output, no traceback. The data, checkpoint and model are the session's ingest, tiny training and
-export (``tests/conftest.py``: ``chain``).
+Each case runs ``hydroseq`` as a real process (``export`` and ``train`` once each; their other cases
+call the same ``main`` in the test's process, which saves ten seconds of imports a case): exit status
+3, exactly one line on stderr naming the output, no traceback. The data, checkpoint and model are
+the session's ingest, tiny training and export (``tests/conftest.py``: ``chain``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 import pytest
 from mlflow.tracking import MlflowClient
 
+from hydroseq.cli import main
 from hydroseq.config import TrainConfig, dump_config, validate_config
 from hydroseq.errors import ExitCode
 from tests.fixtures import caravan_ingest_config
@@ -34,6 +36,13 @@ PROGRESS_BAR = re.compile(r"\d+%\|")  # the ingest's tqdm bar shares stderr; it 
 def _hydroseq(*args: str | Path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "hydroseq.cli", *map(str, args)], capture_output=True,
                           text=True, timeout=300)
+
+
+def _in_process(capsys: pytest.CaptureFixture, *args: str | Path) -> subprocess.CompletedProcess:
+    """``hydroseq`` called in this process: a command that imports torch starts in seconds here, not ten."""
+    status = main([str(arg) for arg in args])
+    captured = capsys.readouterr()
+    return subprocess.CompletedProcess(["hydroseq", *map(str, args)], status, captured.out, captured.err)
 
 
 def _assert_one_line_error(finished: subprocess.CompletedProcess, *names: str | Path) -> None:
@@ -90,20 +99,20 @@ def test_ingest_out_under_a_file(made) -> None:
                            made["file"], "is a file")
 
 
-def test_export_out_that_is_a_file(made) -> None:
-    _assert_one_line_error(_hydroseq("export", "--run", made["checkpoint"], "--seq-len", "30", "--out", made["file"]),
-                           made["file"], "not a folder")
+def test_export_out_that_is_a_file(made, capsys) -> None:
+    finished = _in_process(capsys, "export", "--run", made["checkpoint"], "--seq-len", "30", "--out", made["file"])
+    _assert_one_line_error(finished, made["file"], "not a folder")
 
 
-def test_export_out_under_a_file(made) -> None:
+def test_export_out_under_a_file(made, capsys) -> None:
     out = made["file"] / "model"
-    _assert_one_line_error(_hydroseq("export", "--run", made["checkpoint"], "--seq-len", "30", "--out", out),
+    _assert_one_line_error(_in_process(capsys, "export", "--run", made["checkpoint"], "--seq-len", "30", "--out", out),
                            out, "is a file")
 
 
-def test_export_seq_len_zero(made, tmp_path: Path) -> None:
-    _assert_one_line_error(_hydroseq("export", "--run", made["checkpoint"], "--seq-len", "0", "--out", tmp_path / "m"),
-                           "seq_len (--seq-len) must be at least 1, got 0")
+def test_export_seq_len_zero(made, tmp_path: Path, capsys) -> None:
+    finished = _in_process(capsys, "export", "--run", made["checkpoint"], "--seq-len", "0", "--out", tmp_path / "m")
+    _assert_one_line_error(finished, "seq_len (--seq-len) must be at least 1, got 0")
     assert not (tmp_path / "m").exists()
 
 
@@ -135,9 +144,9 @@ def test_forecast_out_under_a_file(made) -> None:
     _assert_one_line_error(finished, made["file"], "is a file")
 
 
-def test_train_output_dir_that_is_a_file(made) -> None:
+def test_train_output_dir_that_is_a_file(made, capsys) -> None:
     config = _train_config(made["work"], made["data"], made["file"])
-    _assert_one_line_error(_hydroseq("train", "--config", config), made["file"], "not a folder")
+    _assert_one_line_error(_in_process(capsys, "train", "--config", config), made["file"], "not a folder")
 
 
 def test_train_checkpoint_path_that_is_a_folder(made, tmp_path: Path) -> None:

@@ -116,6 +116,7 @@ def test_two_ranks_with_batch_b_follow_one_rank_with_batch_2b(runs) -> None:
         assert two_epoch["val_loss"] == pytest.approx(one_epoch["val_loss"], rel=VAL_LOSS_RTOL)
 
 
+@pytest.mark.exhaustive  # a minute of two-process training; `make test` resumes single-process runs
 def test_resumed_distributed_run_ends_with_the_uninterrupted_weights(runs, monkeypatch: pytest.MonkeyPatch) -> None:
     """``hydroseq train --nproc 2 --resume`` from the checkpoint that a kill after epoch 1 leaves."""
     for variable in ("OMP_NUM_THREADS", "TORCHELASTIC_SIGNALS_TO_HANDLE"):  # torchrun sets them in its own process

@@ -91,9 +91,13 @@ def uninterrupted(tmp_path_factory: pytest.TempPathFactory, small_nc: Path, make
 
 
 KILL_POINTS = (1, 2, 3, 4, *range(3 * EPOCHS + 1, WRITES + 1))
+# `make test` kills at the first write (last.pt without its best.pt) and at the last (the logged model's
+# metrics link); the other points run with `make test-all` (the marker `exhaustive`), a minute each.
+IN_EVERY_RUN = (1, WRITES)
 
 
-@pytest.mark.parametrize("kill_after", KILL_POINTS)
+@pytest.mark.parametrize("kill_after", [k if k in IN_EVERY_RUN else pytest.param(k, marks=pytest.mark.exhaustive)
+                                        for k in KILL_POINTS])
 def test_kill_at_any_commit_write_then_resume_ends_like_an_uninterrupted_run(
         kill_after: int, tmp_path: Path, small_nc: Path, make_config, store_template, uninterrupted: Path) -> None:
     work = _prepared(tmp_path / "killed", small_nc, make_config, store_template)
