@@ -39,10 +39,10 @@ demo-full: install
 test: install-test
 	$(PY) -m ruff check hydroseq tests benchmarks pipelines experiments
 	$(PY) -m mypy
-	$(PY) -m pytest -n 2 --dist worksteal -q -m "not exhaustive"
+	$(PY) -m pytest -n 2 -q -m "not exhaustive"
 
 test-all: install-test
-	$(PY) -m pytest -n 2 --dist worksteal -q -m "slow or not slow"
+	$(PY) -m pytest -n 2 -q -m "slow or not slow"
 
 bench: install-test
 	$(PY) -m experiments.compare

@@ -23,7 +23,7 @@ from filelock import FileLock
 
 from hydroseq.config import TrainConfig, validate_config
 from hydroseq.ingest import ingest
-from tests.fixtures import caravan_ingest_config
+from tests.fixtures import caravan_ingest_config, store_uri
 
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 
@@ -78,7 +78,7 @@ def train_config(data_path: Path, work: Path, mode: str = "per_step") -> TrainCo
         "batching": {"batch_size": 64},
         "model": {"hidden_size": 8},
         "training": {"epochs": 1, "threads": 1, "output_dir": str(work / "train"), "seed": 3},
-        "tracking": {"tracking_uri": f"sqlite:///{work / 'mlruns.db'}", "artifact_root": str(work / "mlartifacts")},
+        "tracking": {"tracking_uri": store_uri(work), "artifact_root": str(work / "mlartifacts")},
     }, TrainConfig)
 
 

@@ -54,6 +54,7 @@ from hydroseq.training import evaluate, train
 from hydroseq.training.checkpoint import Checkpoint
 from hydroseq.training.data import load_training_data
 from hydroseq.training.tracking import use_tracking_uri
+from tests.fixtures import store_uri
 
 pytestmark = pytest.mark.slow  # ingest, 60 tiny epochs, MLflow logging and export: about a minute
 
@@ -164,7 +165,7 @@ def _train_config(data: Path, work: Path) -> TrainConfig:
         "model": {"hidden_size": 8},
         "training": {"epochs": 60, "learning_rate": 0.03, "threads": 1, "output_dir": str(work / "train"),
                      "seed": 3, "eval_stride": 1},
-        "tracking": {"tracking_uri": f"sqlite:///{work / 'mlruns.db'}", "artifact_root": str(work / "mlartifacts")},
+        "tracking": {"tracking_uri": store_uri(work), "artifact_root": str(work / "mlartifacts")},
     }, TrainConfig)
 
 

@@ -17,12 +17,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from mlflow.tracking import MlflowClient
 
 from hydroseq.cli import main
 from hydroseq.config import TrainConfig, dump_config, validate_config
 from hydroseq.errors import ExitCode
-from tests.fixtures import caravan_ingest_config
+from tests.fixtures import caravan_ingest_config, store_uri
 
 pytestmark = pytest.mark.slow
 
@@ -70,7 +69,7 @@ def _train_config(work: Path, data: Path, output_dir: Path) -> Path:
                             "test": {"start": "2013-04-01", "end": "2013-12-31"}}},
         "model": {"hidden_size": 8},
         "training": {"epochs": 1, "max_batches_per_epoch": 2, "threads": 1, "output_dir": str(output_dir)},
-        "tracking": {"tracking_uri": f"sqlite:///{work / 'mlruns.db'}", "artifact_root": str(work / "artifacts")},
+        "tracking": {"tracking_uri": store_uri(work), "artifact_root": str(work / "artifacts")},
     }, TrainConfig)
     path = work / f"train_{output_dir.name}.yaml"
     path.write_text(dump_config(config))
@@ -82,7 +81,7 @@ def made(tmp_path_factory: pytest.TempPathFactory, chain: dict[str, str]) -> dic
     """An ingest config, the session's ingested data, trained checkpoint and export, and a plain file."""
     work = tmp_path_factory.mktemp("cli_errors")
     (work / "plain.txt").write_text("a file, not a folder")
-    MlflowClient(f"sqlite:///{work / 'mlruns.db'}").search_experiments()  # made: MLflow says so on stderr
+    store_uri(work)  # its tables made now: MLflow says so on stderr when it makes them
     return {"work": work, "ingest_config": _ingest_config(work), "data": Path(chain["data"]),
             "checkpoint": Path(chain["output_dir"]) / "last.pt", "model": Path(chain["model"]),
             "file": work / "plain.txt"}

@@ -24,7 +24,7 @@ from hydroseq.cli import main
 from hydroseq.config import TrainConfig, dump_config, validate_config
 from hydroseq.errors import ExitCode
 from hydroseq.fileio import sha256_file
-from tests.fixtures import caravan_ingest_config
+from tests.fixtures import caravan_ingest_config, store_uri
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 STATIONS = ["01022500", "02064000", "03015500"]
@@ -64,7 +64,7 @@ def _configs(work: Path) -> tuple[Path, Path]:
                             "test": {"start": "2013-04-01", "end": "2013-12-31"}}},
         "model": {"hidden_size": 8},
         "training": {"epochs": 1, "max_batches_per_epoch": 2, "threads": 1, "output_dir": str(work / "train")},
-        "tracking": {"tracking_uri": f"sqlite:///{work / 'mlruns.db'}", "artifact_root": str(work / "artifacts")},
+        "tracking": {"tracking_uri": store_uri(work), "artifact_root": str(work / "artifacts")},
     }, TrainConfig)
     (work / "ingest.yaml").write_text(dump_config(ingest))
     (work / "train.yaml").write_text(dump_config(train))

@@ -24,6 +24,7 @@ from hydroseq.errors import ExitCode
 from hydroseq.fileio import verify_set
 from hydroseq.forecast import run_forecast
 from hydroseq.ingest import ingest
+from tests.fixtures import store_uri
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = REPO_ROOT / "pipelines" / "daily_forecast.sh"
@@ -53,7 +54,7 @@ def _train_and_export(data: Path, work: Path) -> Path:
                             "test": {"start": "2014-04-01", "end": "2014-06-20"}}},
         "model": {"hidden_size": 8}, "batching": {"batch_size": 64},
         "training": {"epochs": 1, "threads": 1, "output_dir": str(work / "train")},
-        "tracking": {"tracking_uri": f"sqlite:///{work / 'mlruns.db'}", "artifact_root": str(work / "mlartifacts")},
+        "tracking": {"tracking_uri": store_uri(work), "artifact_root": str(work / "mlartifacts")},
     }, TrainConfig)
     result = train(config)
     export_model(result.run_id, seq_len=30, out_dir=work / "model", tracking_uri=result.tracking_uri)

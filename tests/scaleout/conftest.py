@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from hydroseq.config import IngestConfig, TrainConfig, load_config
+from tests.fixtures import store_uri
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -66,7 +67,7 @@ def small_train_config(tmp: Path, data_path: Path, *, batching: dict | None = No
         "model": {"hidden_size": 8, "dropout": 0.0},
         "training": {"epochs": 3, "learning_rate": 0.01, "seed": 5, "device": "cpu", "threads": 1,
                      "output_dir": str(tmp / "out"), "log_every": 1, **training},
-        "tracking": {"tracking_uri": f"sqlite:///{tmp / 'mlruns.db'}", "artifact_root": str(tmp / "artifacts"),
+        "tracking": {"tracking_uri": store_uri(tmp), "artifact_root": str(tmp / "artifacts"),
                      "experiment": "scaleout"},
     })
 

@@ -13,7 +13,7 @@ import pytest
 
 from hydroseq.config import TrainConfig
 from hydroseq.grid import GridSpec
-from tests.fixtures import DYNAMIC, write_ingested
+from tests.fixtures import DYNAMIC, store_uri, write_ingested
 
 STATIONS = ["01022500", "02064000", "03015500"]
 STATIC = ["p_mean", "aridity"]
@@ -42,7 +42,7 @@ def tiny_config(tmp: Path, data_path: Path, mode: str = "per_step", **training) 
         "model": {"hidden_size": 8, "dropout": 0.1},
         "training": {"epochs": 2, "learning_rate": 0.01, "lr_schedule": "cosine", "seed": 3, "threads": 1,
                      "output_dir": str(tmp / "out"), "log_every": 5, **training},
-        "tracking": {"tracking_uri": f"sqlite:///{tmp / 'mlruns.db'}", "artifact_root": str(tmp / "artifacts"),
+        "tracking": {"tracking_uri": store_uri(tmp), "artifact_root": str(tmp / "artifacts"),
                      "experiment": "tests"},
     })
 

@@ -31,11 +31,13 @@ def test_checkpoint_errors_name_the_file(tmp_path: Path) -> None:
 
 def test_checkpoint_write_is_atomic_and_loads_with_weights_only(tmp_path: Path, make_config) -> None:
     no_scaling = Scalers([], np.zeros(0), np.ones(0), [], np.zeros(0), np.ones(0), "streamflow", 0.0, 1.0)
-    state = Checkpoint({"w": torch.arange(3.0)}, make_config(tmp_path, tmp_path / "data.nc"), ["p", "t"], 1,
+    state = Checkpoint({"w": torch.arange(3.0)}, make_config(tmp_path / "run", tmp_path / "data.nc"), ["p", "t"], 1,
                        no_scaling, "run")
-    state.save(tmp_path / "c.pt")
-    assert [p.name for p in tmp_path.iterdir()] == ["c.pt"]
-    assert torch.equal(Checkpoint.load(tmp_path / "c.pt").model_state["w"], torch.arange(3.0))
+    out = tmp_path / "out"
+    out.mkdir()
+    state.save(out / "c.pt")
+    assert [p.name for p in out.iterdir()] == ["c.pt"]
+    assert torch.equal(Checkpoint.load(out / "c.pt").model_state["w"], torch.arange(3.0))
 
 
 def test_tracking_uri_precedence(monkeypatch: pytest.MonkeyPatch) -> None:
