@@ -17,7 +17,7 @@ from hydroseq.export import ExportedModel, ExportMetadata
 from hydroseq.forecast import run_forecast
 from hydroseq.forecast.pyfunc_logging import log_exported_model
 from hydroseq.training.tracking import use_tracking_uri
-from tests.fixtures import REPO_ROOT
+from tests.fixtures import REPO_ROOT, store_uri
 
 BASE_MODEL = REPO_ROOT / "models" / "caravan-camels-us-daily"
 BUNDLED = set((REPO_ROOT / "data" / "daily_caravan_camels_us" / "basins.txt").read_text().split())
@@ -52,7 +52,7 @@ def test_a_modified_release_file_fails_its_checksum(tmp_path: Path) -> None:
 
 
 def test_the_base_model_logs_and_serves_as_a_pyfunc_model(ingested: Path, tmp_path: Path) -> None:
-    uri = f"sqlite:///{tmp_path / 'mlruns.db'}"
+    uri = store_uri(tmp_path)
     with use_tracking_uri(uri), mlflow.start_run() as run:
         log_exported_model("model", BASE_MODEL, ingested)
     with use_tracking_uri(uri):

@@ -24,7 +24,7 @@ from hydroseq.forecast import IngestedFile, run_forecast
 from hydroseq.forecast.pyfunc_logging import log_forecast_model, serving_requirements
 from hydroseq.forecast.pyfunc_model import forecast_frame, frame_from_station_data, input_columns, output_columns
 from hydroseq.training.tracking import use_tracking_uri
-from tests.fixtures import add_forecast_variable, untrained_members
+from tests.fixtures import add_forecast_variable, store_uri, untrained_members
 
 ISSUE_LABEL = np.datetime64("2014-07-01T08:00", "ns")  # the end of the local day 2014-06-30
 HISTORY = 45  # steps of input before the issue step: more than the model's seq_len (30)
@@ -164,7 +164,7 @@ def test_a_quantile_ensemble_with_gauge_and_weather_forecast_inputs(trained, ing
         "training": config.training.model_copy(update={"loss": "quantile"})})
     station_data = load_station_data(path, config.data)
     untrained = untrained_members(config, station_data)
-    uri = f"sqlite:///{tmp_path / 'mlruns.db'}"
+    uri = store_uri(tmp_path)
     with use_tracking_uri(uri), mlflow.start_run() as run:
         log_forecast_model("model", untrained, station_data)
     with use_tracking_uri(uri):

@@ -21,6 +21,7 @@ from hydroseq.errors import ConfigError, ExitCode
 from hydroseq.registry.model_uri import parse_model_uri, registered_model
 from hydroseq.training import train
 from tests.conftest import TrainedRun
+from tests.fixtures import store_uri
 
 ISSUE = "2014-06-30"
 
@@ -153,7 +154,7 @@ def test_parse_model_uri() -> None:
 
 def test_an_example_issue_time_outside_the_data_stops_before_training(trained: TrainedRun, tmp_path: Path) -> None:
     config = trained.config.model_copy(deep=True)
-    config.tracking.tracking_uri = f"sqlite:///{tmp_path / 'mlruns.db'}"
+    config.tracking.tracking_uri = store_uri(tmp_path)
     config.training.output_dir = tmp_path / "train"
     config.tracking.example_issue_time = dt.date(2030, 1, 31)
     with pytest.raises(ConfigError, match=r"tracking.example_issue_time 2030-01-31: the data \(caravan_daily.nc\)"):

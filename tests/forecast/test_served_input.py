@@ -32,7 +32,7 @@ from hydroseq.forecast.input_bounds import grid_bounds
 from hydroseq.forecast.pyfunc_logging import log_forecast_model
 from hydroseq.forecast.pyfunc_model import frame_from_station_data
 from hydroseq.training.tracking import use_tracking_uri
-from tests.fixtures import untrained_members
+from tests.fixtures import store_uri, untrained_members
 
 ISSUE_DAY = "2014-06-30"  # the local day whose end is ISSUE_LABEL (the grid's zone is Etc/GMT+8)
 ISSUE_LABEL = np.datetime64("2014-07-01T08:00", "ns")
@@ -76,7 +76,7 @@ def quantile_ensemble(trained, ingested: Path, tmp_path_factory: pytest.TempPath
     station_data = load_station_data(ingested, config.data)
     untrained = untrained_members(config, station_data)
     folder = tmp_path_factory.mktemp("quantile_ensemble")
-    uri = f"sqlite:///{folder / 'mlruns.db'}"
+    uri = store_uri(folder)
     with use_tracking_uri(uri):
         experiment = mlflow.create_experiment("served", artifact_location=str(folder / "artifacts"))
         with mlflow.start_run(experiment_id=experiment) as run:

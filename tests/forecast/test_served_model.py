@@ -34,6 +34,7 @@ from mlflow.tracking import MlflowClient
 from hydroseq.cli import main
 from hydroseq.training.tracking import use_tracking_uri
 from tests.conftest import DYNAMIC, STATIC, TRAIN_STATIONS
+from tests.fixtures import store_uri
 
 pytestmark = pytest.mark.slow
 
@@ -48,7 +49,7 @@ SERVER_START_S = 300  # the server imports MLflow and loads the model: minutes o
 def served(ingested: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
     """Train (CLI process), promote, forecast (CLI): the store, the run and the forecast CSV."""
     work = tmp_path_factory.mktemp("served")
-    store = f"sqlite:///{work / 'mlruns.db'}"
+    store = store_uri(work)
     config = {
         "data": {"path": str(ingested), "dynamic_inputs": DYNAMIC, "static_inputs": STATIC, "stations": TRAIN_STATIONS,
                  "mode": "per_step", "leads": [1, 2], "max_len": 30, "min_len": 5, "cache_dir": str(work / "cache"),

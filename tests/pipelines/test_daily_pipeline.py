@@ -187,7 +187,7 @@ def test_the_job_forecasts_from_the_registered_model_an_alias_names(setup: dict[
     from hydroseq.registry.promote import promote
     from hydroseq.training.tracking import use_tracking_uri
 
-    store = f"sqlite:///{tmp_path / 'mlruns.db'}"
+    store = store_uri(tmp_path)
     experiment = MlflowClient(store).create_experiment("daily", artifact_location=(tmp_path / "artifacts").as_uri())
     with use_tracking_uri(store):
         with mlflow.start_run(experiment_id=experiment) as run:
