@@ -91,7 +91,7 @@ def missed_peaks(obs: ArrayLike, sim: ArrayLike, window: int = 1, percentile: fl
     o, s, positions = _valid_with_positions(obs, sim)
     if o.size == 0:
         return math.nan
-    from scipy import signal  # as in peak_timing
+    from scipy import signal  # as in mean_peak_timing
 
     observed, _ = signal.find_peaks(o, distance=MISSED_PEAK_DISTANCE, height=float(np.percentile(o, percentile)))
     simulated, _ = signal.find_peaks(s, distance=MISSED_PEAK_DISTANCE, height=float(np.percentile(s, percentile)))

@@ -42,25 +42,16 @@ def _launch(config_path: Path, out: Path, nproc: int) -> list[dict]:
     return [json.loads((out / f"rank{rank}.json").read_text()) for rank in range(nproc)]
 
 
-def _prepared(tmp: Path, config, store_template: Path) -> Path:
-    """Write ``config`` as YAML into ``tmp``, next to a copy of an initialised, empty MLflow store."""
+def _prepared(tmp: Path, config) -> Path:
+    """Write ``config`` as YAML into ``tmp`` (its store, ``tests.fixtures.store_uri``, is already there)."""
     tmp.mkdir(parents=True, exist_ok=True)
-    shutil.copy(store_template, tmp / "mlruns.db")
     path = tmp / "train.yaml"
     path.write_text(dump_config(config))
     return path
 
 
-@pytest.fixture(scope="session")
-def store_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """An empty MLflow SQLite store with its tables created (creating them takes seconds per store)."""
-    path = tmp_path_factory.mktemp("mlflow_template") / "mlruns.db"
-    MlflowClient(f"sqlite:///{path}").search_experiments()
-    return path
-
-
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory, small_ingested: Path, train_config, store_template: Path):
+def runs(tmp_path_factory: pytest.TempPathFactory, small_ingested: Path, train_config):
     """The 2-rank run (batch 8 per rank) and the 1-rank run (batch 16): same data, seed and schedule.
 
     ``tail: drop`` keeps every batch full, so both runs see the same samples in every step.
@@ -68,8 +59,8 @@ def runs(tmp_path_factory: pytest.TempPathFactory, small_ingested: Path, train_c
     tmp = tmp_path_factory.mktemp("ddp")
     two = train_config(tmp / "two", small_ingested, batching={"batch_size": 8, "tail": "drop"}, epochs=EPOCHS)
     one = train_config(tmp / "one", small_ingested, batching={"batch_size": 16, "tail": "drop"}, epochs=EPOCHS)
-    return {"two": _launch(_prepared(tmp / "two", two, store_template), tmp / "two", 2),
-            "one": _launch(_prepared(tmp / "one", one, store_template), tmp / "one", 1)[0],
+    return {"two": _launch(_prepared(tmp / "two", two), tmp / "two", 2),
+            "one": _launch(_prepared(tmp / "one", one), tmp / "one", 1)[0],
             "two_config": two, "tmp": tmp}
 
 

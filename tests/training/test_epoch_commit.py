@@ -45,11 +45,10 @@ def _train(work: Path, kill_after: int = 0, resume: bool = False) -> subprocess.
     return subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=work)
 
 
-def _prepared(work: Path, small_nc: Path, make_config, store: Path) -> Path:
+def _prepared(work: Path, small_nc: Path, make_config) -> Path:
     work.mkdir(parents=True)
     config = make_config(work, small_nc, epochs=EPOCHS, max_batches_per_epoch=3)
     (work / "train.yaml").write_text(dump_config(config))
-    shutil.copy(store, work / "mlruns.db")
     return work
 
 
@@ -71,16 +70,8 @@ def _comparable(state: Checkpoint) -> dict:
 
 
 @pytest.fixture(scope="module")
-def store_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """An empty MLflow SQLite store with its tables made (that takes seconds per store)."""
-    path = tmp_path_factory.mktemp("store") / "mlruns.db"
-    MlflowClient(f"sqlite:///{path}").search_experiments()
-    return path
-
-
-@pytest.fixture(scope="module")
-def uninterrupted(tmp_path_factory: pytest.TempPathFactory, small_nc: Path, make_config, store_template) -> Path:
-    work = _prepared(tmp_path_factory.mktemp("commit") / "straight", small_nc, make_config, store_template)
+def uninterrupted(tmp_path_factory: pytest.TempPathFactory, small_nc: Path, make_config) -> Path:
+    work = _prepared(tmp_path_factory.mktemp("commit") / "straight", small_nc, make_config)
     finished = _train(work)
     assert finished.returncode == 0, finished.stderr[-3000:]
     writes = (work / "writes.txt").read_text().splitlines()
@@ -99,8 +90,8 @@ IN_EVERY_RUN = (1, WRITES)
 @pytest.mark.parametrize("kill_after", [k if k in IN_EVERY_RUN else pytest.param(k, marks=pytest.mark.exhaustive)
                                         for k in KILL_POINTS])
 def test_kill_at_any_commit_write_then_resume_ends_like_an_uninterrupted_run(
-        kill_after: int, tmp_path: Path, small_nc: Path, make_config, store_template, uninterrupted: Path) -> None:
-    work = _prepared(tmp_path / "killed", small_nc, make_config, store_template)
+        kill_after: int, tmp_path: Path, small_nc: Path, make_config, uninterrupted: Path) -> None:
+    work = _prepared(tmp_path / "killed", small_nc, make_config)
     killed = _train(work, kill_after)
     assert killed.returncode == -signal.SIGKILL, killed.stderr[-3000:]
     resumed = _train(work, resume=True)

@@ -13,6 +13,7 @@ from mlflow.tracking import MlflowClient
 
 from hydroseq.config import dump_config
 from hydroseq.errors import ConfigError, ExitCode
+from tests.fixtures import store_uri
 
 pytestmark = pytest.mark.slow
 
@@ -44,7 +45,7 @@ def test_three_jobs_started_together_on_a_fresh_store_all_finish(tmp_path: Path,
 def test_a_store_held_locked_is_one_line_and_exit_unavailable_after_bounded_retries(tmp_path: Path, small_nc: Path,
                                                                           make_config) -> None:
     store = tmp_path / "mlruns.db"
-    MlflowClient(f"sqlite:///{store}").search_experiments()  # an initialised store
+    store_uri(tmp_path)  # an initialised store
     path = _config_file(tmp_path / "job", small_nc, make_config, store, store_lock_retries=1,
                         store_lock_backoff_s=0.1)
     holder = sqlite3.connect(store, isolation_level=None)
