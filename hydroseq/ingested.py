@@ -58,7 +58,8 @@ def _open_netcdf(path: Path) -> xr.Dataset:
     try:
         dataset = xr.open_dataset(path)
     except (OSError, ValueError) as error:
-        raise InputDataError(path, f"cannot open as NetCDF ({error})") from None
+        reason = str(error).split("\n")[0].split(". ")[0] or type(error).__name__  # not xarray's hints that follow
+        raise InputDataError(path, f"cannot open as NetCDF ({reason})") from None
     # ids stored as CF character arrays index their dimension as Python objects: fixed-width str, as Zarr gives
     text_indexes = {name: dataset[name].astype(str) for name in dataset.indexes if dataset[name].dtype == object}
     if not text_indexes:
@@ -90,8 +91,9 @@ def _open_zarr(path: Path) -> xr.Dataset:
 
 def _check_contract(dataset: xr.Dataset, path: Path) -> GridSpec:
     for coord in ("station", "time"):
-        if coord not in dataset.coords:
-            raise InputDataError(path, f"has no {coord!r} coordinate; is it an ingested hydroseq file?")
+        if coord not in dataset.coords or dataset[coord].dims != (coord,):
+            raise InputDataError(path, f"has no {coord!r} coordinate of its own dimension; is it an ingested "
+                                       "hydroseq file?")
     times = np.asarray(dataset["time"].values).astype("datetime64[ns]")
     steps = np.diff(times)
     irregular = (steps <= np.timedelta64(0)) | (steps != steps[0]) if len(steps) else np.zeros(0, bool)

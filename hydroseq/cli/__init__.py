@@ -39,7 +39,7 @@ os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 # The packages of each optional extra of pyproject.toml (by import name): a command that imports one
 # that is not installed names the extra to install instead of a traceback.
 EXTRA_OF_MODULE = {
-    "onnxruntime": "forecast", "scoringrules": "forecast",
+    "onnxruntime": "forecast", "scoringrules": "forecast", "bokeh": "forecast", "jinja2": "forecast",
     "torch": "train", "mlflow": "train", "onnx": "train", "onnxscript": "train", "distributed": "train",
     "filelock": "train",
 }

@@ -44,14 +44,18 @@ def forecast_command(args: argparse.Namespace) -> int:
     with registered_model(args.model, args.tracking_uri) as registered:
         LOGGER.info(f"hydroseq forecast: {args.model} is version {registered.version} of {registered.name!r} (run "
                     f"{registered.run_id}) in {registered.tracking_uri}")
-        return _forecast(args, registered.model_dir, {"model": registered.summary()})
+        label = {"model_name": registered.name, "model_version": str(registered.version),
+                 "model_alias": registered.alias or ""}
+        return _forecast(args, registered.model_dir, {"model": registered.summary()}, label)
 
 
-def _forecast(args: argparse.Namespace, model_dir: Path, about_model: dict[str, Any]) -> int:
+def _forecast(args: argparse.Namespace, model_dir: Path, about_model: dict[str, Any],
+              model_label: dict[str, str] | None = None) -> int:
     run = run_forecast(model_dir, data_path=args.data, issue_time=args.issue_time, out=args.out,
                        missing_forecast_input=args.missing_forecast_input, thresholds=args.thresholds,
                        show_progress=not args.quiet, forcing_forecast=args.forcing_forecast,
-                       forecast_source=args.forecast_source, max_observation_age=args.max_observation_age)
+                       forecast_source=args.forecast_source, max_observation_age=args.max_observation_age,
+                       model_label=model_label)
     summary = {**about_model, **forecast_summary(run)}
     console = console_for(args, min_width=120)
     print_summary(run.result, run.stations_forecast, run.published.forecast_files if run.published else [], console)

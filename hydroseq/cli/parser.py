@@ -72,6 +72,14 @@ EXAMPLES = {
   hydroseq forecast --model models:/demo@champion --data runs/demo/caravan_daily.nc --issue-time 2014-09-30
   hydroseq forecast --model models:/demo/3 --tracking-uri http://mlflow:5000 --data data/ingested.nc \\
       --issue-time 2014-09-30""",
+    "report": """\
+  hydroseq report --forecast runs/demo/forecast/forecast_2014-09-30.nc --data runs/demo/caravan_daily.nc \\
+      --hindcast runs/demo/forecast/hindcast_wy2014.nc --out runs/demo/forecast/forecast_2014-09-30.html
+  hydroseq report --forecast forecasts/forecast_2014-10-01.nc --previous forecasts/forecast_2014-09-30.nc \\
+      --data data/ingested.nc --out forecasts/forecast_2014-10-01.html
+  # the verification page of a hindcast
+  hydroseq report --hindcast runs/demo/forecast/hindcast_wy2014.nc --data runs/demo/caravan_daily.nc \\
+      --out runs/demo/forecast/hindcast_wy2014.html""",
     "promote": """\
   hydroseq promote --model demo --version 3 --alias champion
   hydroseq promote --model demo --version 2 --alias champion    # the rollback
@@ -172,6 +180,20 @@ def build_parser(command: Callable[[str, str], Handler]) -> argparse.ArgumentPar
                                "stale_stations in the NetCDF) and counts toward --max-skipped-share "
                                "(default: not checked)")
     forecast.add_argument("--tracking-uri", default=None, help="with --model models:/...: " + TRACKING_URI_HELP)
+
+    report = add("report", "write the forecaster's page (or a hindcast's verification page) as one HTML file",
+                 "report", "report_command")
+    report.add_argument("--forecast", type=Path, default=None, metavar="F.nc",
+                        help="a forecast of one issue time (hydroseq forecast's NetCDF): the forecast page")
+    report.add_argument("--data", type=Path, default=None, metavar="INGESTED.nc",
+                        help="the ingested data file the observations come from (the last 60 days on a "
+                             "forecast page, the hindcast period on a verification page)")
+    report.add_argument("--hindcast", type=Path, default=None, metavar="H.nc",
+                        help="a hindcast (with its _scores.csv beside it): each station's recent skill on the "
+                             "forecast page; alone, the verification page")
+    report.add_argument("--previous", type=Path, default=None, metavar="P.nc",
+                        help="an earlier forecast (yesterday's) drawn beside --forecast")
+    report.add_argument("--out", required=True, type=Path, metavar="PAGE.html", help="the page to write")
 
     promote = add("promote", "point an alias (@champion) of a registered model at one of its versions", "registry",
                   "promote_command")

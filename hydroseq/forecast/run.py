@@ -62,7 +62,8 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
                  batch_size: int = 1024, show_progress: bool = True,
                  missing_forecast_input: MissingForecastInput = "fallback",
                  thresholds: str | Path | None = None, forcing_forecast: str | Path | None = None,
-                 forecast_source: str | None = None, max_observation_age: float | None = None) -> ForecastRun:
+                 forecast_source: str | None = None, max_observation_age: float | None = None,
+                 model_label: dict[str, str] | None = None) -> ForecastRun:
     """Forecast every station of ``data_path`` with the model in ``model_dir``.
 
     For each station the last ``seq_len`` grid steps at or before the issue step are scaled with
@@ -102,6 +103,9 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
     no station: every one is skipped with the reason and nothing is written. ``max_observation_age``
     (hours, a single issue time) lists in ``result.stale`` the stations forecast from a gauge whose
     newest observed target is older than that (:mod:`hydroseq.forecast.freshness`); the files flag them.
+
+    ``model_label`` names the model in the files' attributes (``model_name``, and for a registered model
+    ``model_version`` and ``model_alias``); by default ``model_name`` is the model directory's name.
 
     Returns
     -------
@@ -158,6 +162,8 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
     skipped = _skip_reasons(data, valid, lengths, local_ends, needed)
     ungauged = () if newest is None or not observed_flag else tuple(np.asarray(data.station_ids)[newest < 0])
     result = replace(_result(model, data, info, plan, values, members, skipped, age, products), ungauged=ungauged)
+    label = model_label if model_label is not None else {"model_name": Path(model_dir).resolve().name}
+    result = replace(result, attributes={**result.attributes, **{key: value for key, value in label.items() if value}})
     if max_observation_age is not None and newest is not None:
         stale = stale_gauges(result, newest, int(plan.ends[-1]), metadata.grid.step, max_observation_age)
         result = replace(result, max_observation_age_hours=float(max_observation_age), stale=stale)

@@ -1,0 +1,151 @@
+"""What a page is made from, read and checked once: the forecast files, the observations and a hindcast's scores.
+
+Every problem is an :class:`~hydroseq.errors.InputDataError` naming the file and what is wrong, raised
+before anything is written.
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from hydroseq.errors import InputDataError
+from hydroseq.fileio import manifest_path, verify_set
+from hydroseq.forecast.hindcast import MODEL, SCORE_COLUMNS, HindcastScores
+from hydroseq.forecast.netcdf_reader import read_forecast_netcdf
+from hydroseq.forecast.result import ForecastResult
+from hydroseq.grid import GridSpec
+from hydroseq.ingested import open_ingested
+
+
+def read_issued_forecast(path: str | Path, option: str) -> ForecastResult:
+    """A forecast file of one issue time (``--forecast``, ``--previous``)."""
+    result = read_forecast_netcdf(path)
+    if len(result.issue_times) != 1:
+        raise InputDataError(path, f"a hindcast ({len(result.issue_times)} issue times), not the forecast of one "
+                                   f"issue time that {option} takes (give a hindcast as --hindcast)")
+    return result
+
+
+def read_hindcast(path: str | Path) -> ForecastResult:
+    """A hindcast file (``--hindcast``): several issue times."""
+    result = read_forecast_netcdf(path)
+    if len(result.issue_times) < 2:
+        raise InputDataError(path, "the forecast of one issue time, not a hindcast (give it as --forecast)")
+    return result
+
+
+def grid_of(result: ForecastResult, path: str | Path) -> GridSpec:
+    """The time grid a forecast file records (its ``grid_*`` attributes)."""
+    try:
+        return GridSpec.from_attrs(result.attributes)
+    except ValueError as error:
+        raise InputDataError(path, f"not a hydroseq forecast file: {error}") from None
+
+
+def check_same_target(reference: ForecastResult, other: ForecastResult, other_path: str | Path,
+                      option: str) -> None:
+    """``other`` forecasts the same quantity, in the same units, on the same grid step as ``reference``."""
+    for what, mine, theirs in (("variable", reference.variable, other.variable),
+                               ("units", reference.units, other.units),
+                               ("grid step", reference.step, other.step)):
+        if mine != theirs:
+            raise InputDataError(other_path, f"{option}: its {what} is {theirs}, the forecast's {mine}")
+
+
+@dataclass(frozen=True)
+class Observations:
+    """The observed target of the forecast's stations on the grid steps ``times`` (labels, UTC).
+
+    ``values [station, time]`` in the forecast's units, NaN where not observed or where the station is
+    not in the data file (``in_file`` False); ``path`` the ingested file.
+    """
+
+    path: Path
+    times: np.ndarray
+    values: np.ndarray
+    in_file: np.ndarray
+
+    def newest(self, until: np.datetime64) -> tuple[np.ndarray, np.ndarray]:
+        """Per station, the label of its newest observation at or before ``until`` and its value (NaT/NaN: none)."""
+        upto = self.times <= until
+        observed = np.isfinite(self.values) & upto[None, :]
+        last = np.where(observed.any(axis=1), observed.shape[1] - 1 - np.argmax(observed[:, ::-1], axis=1), -1)
+        times = np.where(last >= 0, self.times[np.maximum(last, 0)], np.datetime64("NaT"))
+        values = np.where(last >= 0, self.values[np.arange(len(last)), np.maximum(last, 0)], np.nan)
+        return times.astype("datetime64[ns]"), values
+
+
+def read_observations(path: str | Path, result: ForecastResult, grid: GridSpec, start: np.datetime64,
+                      end: np.datetime64) -> Observations:
+    """The observed ``result.variable`` of ``result``'s stations from the ingested file ``path``, labels in
+    ``start..end``.
+
+    The file must be on the forecast's grid and hold the variable in the forecast's units. A file without
+    the variable (the forcing of ungauged basins) gives no observation at any station.
+    """
+    path = Path(path)
+    dataset, data_grid = open_ingested(path)
+    with dataset:
+        differences = data_grid.differences(grid)
+        if differences:
+            name, theirs, mine = differences[0]
+            raise InputDataError(path, f"its grid ({name} {theirs}) is not the forecast's ({mine})",
+                                 where="global attributes")
+        ids = [str(station) for station in dataset["station"].values]
+        if not set(ids) & set(result.stations):
+            raise InputDataError(path, "holds none of the forecast's stations (is it the forecast's data file?)")
+        times = dataset["time"].values
+        window = (times >= start) & (times <= end)
+        values = np.full((len(result.stations), int(window.sum())), np.nan, dtype=np.float64)
+        in_file = np.asarray([station in ids for station in result.stations])
+        if result.variable in dataset.variables:
+            units = str(dataset[result.variable].attrs.get("units", ""))
+            if units != result.units:
+                raise InputDataError(path, f"observed {result.variable} in {units!r}, the forecast in "
+                                           f"{result.units!r}", where=result.variable)
+            rows = [ids.index(station) for station in np.asarray(result.stations)[in_file]]
+            series = dataset[result.variable].transpose("station", "time")
+            values[in_file] = np.asarray(series[rows, np.flatnonzero(window)].values, dtype=np.float64)
+    return Observations(path, times[window].astype("datetime64[ns]"), values, in_file)
+
+
+def read_hindcast_scores(hindcast_path: str | Path, result: ForecastResult) -> HindcastScores:
+    """The scores ``hydroseq forecast`` published with the hindcast ``hindcast_path`` (``<stem>_scores.csv``,
+    checked against the set's manifest), on ``result``'s stations and leads (NaN where not scored)."""
+    hindcast_path = Path(hindcast_path)
+    scores_path = hindcast_path.with_name(f"{hindcast_path.stem}_scores.csv")
+    manifest = manifest_path(hindcast_path)
+    if not scores_path.is_file():
+        raise InputDataError(hindcast_path, f"its scores {scores_path.name} are not beside it (hydroseq forecast "
+                                            "writes them with a hindcast)")
+    checked = verify_set(manifest)
+    if checked is not None and (scores_path.name not in checked or hindcast_path.name not in checked):
+        checked = None
+    if checked is None and manifest.exists():
+        raise InputDataError(hindcast_path, f"the hindcast or {scores_path.name} differs from {manifest.name} "
+                                            "(changed since hydroseq forecast wrote them)")
+    try:
+        table = pd.read_csv(scores_path, dtype={"station": str, "forecast": str}, quoting=csv.QUOTE_MINIMAL)
+    except (OSError, ValueError) as error:
+        raise InputDataError(scores_path, f"unreadable scores table ({error})") from None
+    if tuple(table.columns) != SCORE_COLUMNS or MODEL not in set(table["forecast"]):
+        raise InputDataError(scores_path, f"not a hindcast scores table: columns {list(table.columns)}, expected "
+                                          f"{list(SCORE_COLUMNS)} with the forecast {MODEL!r}")
+    forecasts = (MODEL, *sorted(set(table["forecast"]) - {MODEL}, key=list(table["forecast"]).index))
+    shape = (len(forecasts), len(result.stations), len(result.leads))
+    arrays = {name: np.full(shape, np.nan) for name in ("n", "nse", "kge")}
+    station_row = {station: s for s, station in enumerate(result.stations)}
+    lead_column = {int(lead): k for k, lead in enumerate(result.leads)}
+    for row in table.itertuples(index=False):
+        s, k = station_row.get(row.station), lead_column.get(int(row.lead))
+        if s is None or k is None:
+            continue
+        f = forecasts.index(row.forecast)
+        arrays["n"][f, s, k], arrays["nse"][f, s, k], arrays["kge"][f, s, k] = row.n, row.nse, row.kge
+    return HindcastScores(result.stations, np.asarray(result.leads), forecasts,
+                          np.nan_to_num(arrays["n"]).astype(np.int64), arrays["nse"], arrays["kge"])
