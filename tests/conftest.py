@@ -23,7 +23,7 @@ from filelock import FileLock
 
 from hydroseq.config import TrainConfig, validate_config
 from hydroseq.ingest import ingest
-from tests.fixtures import caravan_ingest_config, store_uri
+from tests.fixtures import caravan_ingest_config, shared_dir, store_uri
 
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 
@@ -82,22 +82,13 @@ def train_config(data_path: Path, work: Path, mode: str = "per_step") -> TrainCo
     }, TrainConfig)
 
 
-def _shared_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One folder for every pytest-xdist worker of this run (the workers' base temp's parent)."""
-    base = tmp_path_factory.getbasetemp()
-    root = base.parent if base.name.startswith("popen-gw") else base
-    folder = root / "trained_chain"
-    folder.mkdir(exist_ok=True)
-    return folder
-
-
 @pytest.fixture(scope="session")
 def chain(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """Ingest, train and export once per test run, shared by the xdist workers through a file lock.
 
     The first worker to get the lock builds everything and writes ``chain.json``; the others read it.
     """
-    folder = _shared_dir(tmp_path_factory)
+    folder = shared_dir(tmp_path_factory)
     with FileLock(str(folder / "chain.lock")):
         done = folder / "chain.json"
         if not done.exists():

@@ -26,6 +26,8 @@ from hydroseq.config import DataConfig, IngestConfig, Splits, TrainConfig, load_
 from hydroseq.grid import GridSpec
 
 if TYPE_CHECKING:
+    import pytest
+
     from hydroseq.dataset import StationData
     from hydroseq.training.checkpoint import Checkpoint
 
@@ -239,3 +241,11 @@ def store_uri(folder: Path) -> str:
         shutil.copyfile(_STORE_TEMPLATE[0], store)
     return f"sqlite:///{store}"
 
+
+def shared_dir(tmp_path_factory: pytest.TempPathFactory, name: str = "trained_chain") -> Path:
+    """One folder ``name`` for every pytest-xdist worker of this run (the workers' base temp's parent)."""
+    base = tmp_path_factory.getbasetemp()
+    root = base.parent if base.name.startswith("popen-gw") else base
+    folder = root / name
+    folder.mkdir(exist_ok=True)
+    return folder

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "hydroseq"
-STAGES = ["ingest", "dataset", "batching", "model", "training", "export", "forecast", "cli"]
+STAGES = ["ingest", "dataset", "batching", "model", "training", "export", "forecast", "report", "cli"]
 MAX_LINES = 300
 FRONT_DOOR = ("__init__.py", "__main__.py")  # the package itself may re-export any stage
 

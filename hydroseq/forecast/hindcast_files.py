@@ -14,8 +14,8 @@ import pandas as pd
 from hydroseq.fileio import atomic_path
 from hydroseq.fileio.output_set import StagedSet
 from hydroseq.forecast.hindcast import HindcastScores, score_hindcast, write_scores_csv
-from hydroseq.forecast.plots import issue_text, lead_text, plot_hindcast, plot_plume
-from hydroseq.forecast.result import ForecastResult
+from hydroseq.forecast.plots import issue_text, plot_hindcast, plot_plume
+from hydroseq.forecast.result import ForecastResult, lead_text
 from hydroseq.scoring.probabilistic_scores import RELIABILITY_LEVEL, ProbabilisticScores
 from hydroseq.scoring.verification_plots import plot_pit_histogram, plot_reliability_diagram
 

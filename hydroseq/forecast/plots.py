@@ -19,7 +19,7 @@ from hydroseq.config.units import is_volume_rate, to_m3s
 from hydroseq.fileio import atomic_path
 from hydroseq.forecast.discharge import M3S_LABEL
 from hydroseq.forecast.hindcast import HindcastScores
-from hydroseq.forecast.result import ForecastResult
+from hydroseq.forecast.result import ForecastResult, lead_text
 
 FORECAST_COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:grey")
 NSE_FLOOR = -1.0  # lower NSE values are drawn at the floor so one bad station does not squash the plot
@@ -115,13 +115,6 @@ def issue_text(result: ForecastResult) -> str:
     """``issued 2014-10-01 08:00 UTC``, or the first and last issue times of a hindcast."""
     first, last = (pd.Timestamp(result.issue_times[i]).strftime("%Y-%m-%d %H:%M") for i in (0, -1))
     return f"issued {first} UTC" if len(result.issue_times) == 1 else f"issued {first}..{last} UTC"
-
-
-def lead_text(lead: int, step: pd.Timedelta) -> str:
-    """``lead 1 d``; ``lead 0.25 d (6 h)`` on a sub-daily grid."""
-    days = lead * (step / pd.Timedelta(days=1))
-    hours = lead * (step / pd.Timedelta(hours=1))
-    return f"lead {days:g} d" if step >= pd.Timedelta(days=1) or lead == 0 else f"lead {days:.3g} d ({hours:g} h)"
 
 
 def _draw_in_discharge(axis: Axes, result: ForecastResult, station: int, second_axis: bool = True,

@@ -145,3 +145,10 @@ def quantile_label(level: float) -> str:
     """``q05`` for 0.05, ``q50`` for 0.5, ``q97.5`` for 0.975: the level in percent."""
     percent = f"{level * 100:.6g}"
     return f"q{percent.zfill(2) if '.' not in percent else percent}"
+
+
+def lead_text(lead: int, step: pd.Timedelta) -> str:
+    """``lead 1 d``; ``lead 0.25 d (6 h)`` on a sub-daily grid."""
+    days = lead * (step / pd.Timedelta(days=1))
+    hours = lead * (step / pd.Timedelta(hours=1))
+    return f"lead {days:g} d" if step >= pd.Timedelta(days=1) or lead == 0 else f"lead {days:.3g} d ({hours:g} h)"

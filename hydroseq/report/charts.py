@@ -34,14 +34,14 @@ def web_mercator(lon: np.ndarray, lat: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return EARTH_RADIUS_M * np.radians(lon), EARTH_RADIUS_M * np.log(np.tan(np.pi / 4 + np.radians(lat) / 2))
 
 
-def station_map(title: str, outlines: dict[str, list] | None = None) -> figure:
+def station_map(outlines: dict[str, list] | None = None) -> figure:
     """Stations as markers on Web Mercator axes (longitude and latitude ticks); a tap selects one.
 
     The markers' source (``stations``) is empty here: the page's script fills it from the page's data
     (:data:`MAP_COLUMNS`), so that no text of the data passes through bokeh's document. ``outlines``
     (``xs``, ``ys``, metres) are lines drawn under the markers.
     """
-    plot = figure(title=title, x_axis_type="mercator", y_axis_type="mercator", tools=TOOLS, match_aspect=True,
+    plot = figure(x_axis_type="mercator", y_axis_type="mercator", tools=TOOLS, match_aspect=True,
                   sizing_mode="stretch_width", height=420, name="map", toolbar_location="above")
     if outlines is not None:
         plot.multi_line("xs", "ys", source=ColumnDataSource(outlines), line_color="#9e9e9e", line_width=0.8)
@@ -58,10 +58,10 @@ def station_map(title: str, outlines: dict[str, list] | None = None) -> figure:
     return plot
 
 
-def hydrograph(title: str, issue_ms: float | None, x_label: str, markers: bool = True) -> figure:
+def hydrograph(issue_ms: float | None, x_label: str, markers: bool = True) -> figure:
     """One station's hydrograph: observed, forecast median with its bands (or members), the previous forecast
     and the flood thresholds, in m³/s with the depth rate on the right-hand axis; filled by the page's script."""
-    plot = figure(title=title, x_axis_type="datetime", tools=TOOLS, sizing_mode="stretch_width", height=380,
+    plot = figure(x_axis_type="datetime", tools=TOOLS, sizing_mode="stretch_width", height=380,
                   name="hydrograph", x_range=Range1d(start=0, end=1, name="x_range"),
                   y_range=Range1d(start=0, end=1, name="y_range"),
                   toolbar_location="above")
@@ -106,10 +106,10 @@ def hydrograph(title: str, issue_ms: float | None, x_label: str, markers: bool =
     return plot
 
 
-def reliability_diagram(curves: dict[str, dict[str, list]], title: str) -> figure:
+def reliability_diagram(curves: dict[str, dict[str, list]]) -> figure:
     """Observed frequency against forecast probability, one line per lead (``curves[lead text]``: ``forecast``,
     ``observed``, ``count``), the diagonal a reliable forecast follows."""
-    plot = figure(title=title, tools=TOOLS, x_range=Range1d(start=0, end=1), y_range=Range1d(start=0, end=1),
+    plot = figure(tools=TOOLS, x_range=Range1d(start=0, end=1), y_range=Range1d(start=0, end=1),
                   sizing_mode="stretch_width", height=330, name="reliability")
     plot.line([0, 1], [0, 1], line_color="#999999", line_dash="dashed", legend_label="perfectly reliable")
     for (lead, curve), colour in zip(curves.items(), SKILL_LINES, strict=False):
@@ -125,12 +125,12 @@ def reliability_diagram(curves: dict[str, dict[str, list]], title: str) -> figur
     return plot
 
 
-def pit_histogram(counts: list[int], title: str) -> figure:
+def pit_histogram(counts: list[int]) -> figure:
     """The PIT histogram of one lead (the page's lead selector refills ``pit``); flat for a calibrated forecast."""
     n_bins = len(counts)
     edges = np.linspace(0, 1, n_bins + 1)
     source = ColumnDataSource({"left": edges[:-1], "right": edges[1:], "count": counts}, name="pit")
-    plot = figure(title=title, tools=TOOLS, x_range=Range1d(start=0, end=1), sizing_mode="stretch_width", height=330,
+    plot = figure(tools=TOOLS, x_range=Range1d(start=0, end=1), sizing_mode="stretch_width", height=330,
                   name="pit_plot")
     plot.quad(left="left", right="right", top="count", bottom=0, source=source, fill_color=BAND, line_color=FORECAST)
     flat = sum(counts) / n_bins if n_bins else math.nan
@@ -141,8 +141,7 @@ def pit_histogram(counts: list[int], title: str) -> figure:
 
 
 def _quiet(plot: figure) -> None:
-    """No scroll-zoom (the page scrolls), no bokeh logo, readable fonts."""
+    """No scroll-zoom (the page scrolls), no bokeh logo. Titles are the page's headings (HTML wraps them on a
+    phone, a chart's title would widen it)."""
     plot.toolbar.logo = None
     plot.toolbar.active_scroll = None
-    if plot.title is not None and not isinstance(plot.title, str):
-        plot.title.text_font_size = "13px"

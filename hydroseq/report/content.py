@@ -26,6 +26,8 @@ class Page:
     ----------
     kind
         ``forecast`` or ``verification``.
+    title, map_title
+        The page's heading and the map's.
     header
         ``(label, text)`` lines at the top.
     notes
@@ -44,6 +46,7 @@ class Page:
 
     kind: str
     title: str
+    map_title: str
     header: list[tuple[str, str]]
     notes: list[str]
     data: dict[str, Any]

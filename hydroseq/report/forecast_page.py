@@ -7,8 +7,7 @@ from typing import Any
 import numpy as np
 
 from hydroseq.forecast.hindcast import HindcastScores
-from hydroseq.forecast.plots import lead_text
-from hydroseq.forecast.result import ForecastResult
+from hydroseq.forecast.result import ForecastResult, lead_text
 from hydroseq.report.charts import hydrograph, station_map, web_mercator
 from hydroseq.report.content import Page, TableColumn, model_text, percent, quantity
 from hydroseq.report.inputs import Observations
@@ -55,15 +54,13 @@ def forecast_page(result: ForecastResult, axis: TimeAxis, observations: Observat
     }
     mapped = [row for row in rows if np.isfinite(row.lat) and np.isfinite(row.lon)]
     data["map"] = _map_columns(rows)
-    charts = {"map": station_map("stations: highest flood-threshold probability, "
-                                 f"leads {data['leadText'][0].removeprefix('lead ')} to "
-                                 f"{data['leadText'][-1].removeprefix('lead ')}" if probabilistic else
-                                 "stations: forecast peak as a depth rate (deterministic model)"),
-              "hydrograph": hydrograph("select a station", axis.boundary_ms(issue),
-                                       f"local time ({offset})")}
+    charts = {"map": station_map(), "hydrograph": hydrograph(axis.boundary_ms(issue), f"local time ({offset})")}
+    first_lead, last_lead = (data["leadText"][k].removeprefix("lead ") for k in (0, -1))
+    map_title = (f"Highest probability of exceeding a flood threshold, leads {first_lead} to {last_lead}"
+                 if probabilistic else f"Forecast peak as a depth rate, leads {first_lead} to {last_lead}")
     legend = ([(colour, text) for _, text, colour in RISK_CLASSES] if probabilistic
               else [(colour, text) for text, colour, _ in peak_legend(discharge.depth_unit)])
-    return Page(kind="forecast", title=title, header=header, notes=notes, data=data, charts=charts,
+    return Page(kind="forecast", title=title, map_title=map_title, header=header, notes=notes, data=data, charts=charts,
                 legend=legend, states=[(marker, text) for marker, text in STATES.values()],
                 columns=_columns(levels, probabilistic, discharge.depth_unit),
                 rows=[_table_row(row, levels, axis, discharge) for row in rows],

@@ -61,7 +61,7 @@ def write_page(page: Page, out: str | Path) -> Path:
 
 
 def _stable_ids(script: str, divs: dict[str, str]) -> tuple[str, dict[str, str]]:
-    """bokeh's random (uuid) and per-process (``p1234``) ids renumbered in order of appearance, so that the same
+    """Bokeh's random (uuid) and per-process (``p1234``) ids renumbered in order of appearance, so that the same
     forecast gives the same page. Safe because no text of the data is in bokeh's document (the page's script
     fills the charts from the page's own JSON)."""
     names: dict[str, str] = {}

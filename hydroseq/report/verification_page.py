@@ -8,8 +8,7 @@ from typing import Any
 import numpy as np
 
 from hydroseq.forecast.hindcast import HindcastScores
-from hydroseq.forecast.plots import lead_text
-from hydroseq.forecast.result import ForecastResult
+from hydroseq.forecast.result import ForecastResult, lead_text
 from hydroseq.report.charts import hydrograph, pit_histogram, reliability_diagram, station_map, web_mercator
 from hydroseq.report.content import Page, TableColumn, model_text
 from hydroseq.report.inputs import Observations
@@ -52,9 +51,8 @@ def verification_page(result: ForecastResult, axis: TimeAxis, observations: Obse
     notes = ["Skill against persistence is 1 - (1 - NSE) / (1 - NSE of persistence): above 0 the model beats "
              "persistence (the forecast that tomorrow's flow is today's)."]
     observed = _observed_at_valid_times(result, observations) if observations is not None else None
-    charts: dict[str, Any] = {"map": station_map("stations: skill against persistence"),
-                              "hydrograph": hydrograph("select a station", None,
-                                                       f"local time ({axis.utc_offset(last)})", markers=False)}
+    charts: dict[str, Any] = {"map": station_map(),
+                              "hydrograph": hydrograph(None, f"local time ({axis.utc_offset(last)})", markers=False)}
     data: dict[str, Any] = {
         "kind": "verification", "leads": [int(lead) for lead in result.leads], "leadText": leads,
         "stepMs": result.step.total_seconds() * 1000, "issueT": axis.chart_ms(result.issue_times),
@@ -72,12 +70,16 @@ def verification_page(result: ForecastResult, axis: TimeAxis, observations: Obse
                               for name in ("model", "persistence", "climatology")}})
         if thresholds is not None:
             entry["thresholds"] = rounded(discharge.primary(thresholds.values[s], s))
+    level = reliability_level(result)
     if observed is not None and result.quantiles is not None and result.quantile_levels is not None:
         values = pit(result.quantiles, result.quantile_levels, observed)  # [issue, station, lead]
         data["pit"] = [pit_counts(values[:, :, k]).tolist() for k in range(len(leads))]
-        charts["pit"] = pit_histogram(data["pit"][default], "PIT histogram of the selected lead")
-        charts["reliability"] = reliability_diagram(_reliability(result, observed, leads),
-                                                    f"reliability: exceeding the {RELIABILITY_LEVEL} flow")
+        charts["pit"] = pit_histogram(data["pit"][default])
+        if level is not None:
+            data["reliabilityLevel"] = level
+            charts["reliability"] = reliability_diagram(_reliability(result, observed, leads, level))
+        else:
+            notes.append("The hindcast has no flood thresholds: no reliability diagram.")
     elif result.quantiles is not None:
         notes.append("No data file was given (--data): no reliability diagram, PIT histogram or observed flows.")
     elif result.quantiles is None:
@@ -85,7 +87,8 @@ def verification_page(result: ForecastResult, axis: TimeAxis, observations: Obse
     if observations is None and result.quantiles is None:
         notes.append("No data file was given (--data): the hydrographs show the hindcast without observations.")
     rows = [_table_row(result, s, skill, model, persistence) for s in range(len(result.stations))]
-    return Page(kind="verification", title=f"Hindcast verification, {period}", header=header, notes=notes,
+    return Page(kind="verification", title=f"Hindcast verification, {period}",
+                map_title="Skill against persistence (NSE-based) of the selected lead", header=header, notes=notes,
                 data=data, charts=charts, legend=[(colour, text) for _, text, colour in SKILL_CLASSES] +
                 [(NOT_SCORED, "not scored")], states=[], rows=rows,
                 columns=[TableColumn("name", "station", "text"), TableColumn("station", "id", "text"),
@@ -173,11 +176,19 @@ def _observed_at_valid_times(result: ForecastResult, observations: Observations)
     return values.astype(np.float64)
 
 
-def _reliability(result: ForecastResult, observed: np.ndarray, leads: list[str]) -> dict[str, dict[str, list]]:
-    """Per lead, the reliability of the probability of exceeding the :data:`RELIABILITY_LEVEL` threshold."""
-    if result.thresholds is None or result.exceedance is None or RELIABILITY_LEVEL not in result.thresholds.levels:
-        return {}
-    k_level = result.thresholds.levels.index(RELIABILITY_LEVEL)
+def reliability_level(result: ForecastResult) -> str | None:
+    """The threshold whose reliability the page draws: :data:`RELIABILITY_LEVEL` (what ``hydroseq forecast``'s
+    figure draws) where the forecast has it, else its first threshold; None without thresholds."""
+    if result.thresholds is None or result.exceedance is None or not result.thresholds.levels:
+        return None
+    return RELIABILITY_LEVEL if RELIABILITY_LEVEL in result.thresholds.levels else result.thresholds.levels[0]
+
+
+def _reliability(result: ForecastResult, observed: np.ndarray, leads: list[str],
+                 level: str) -> dict[str, dict[str, list]]:
+    """Per lead, the reliability of the probability of exceeding the threshold ``level``."""
+    assert result.thresholds is not None and result.exceedance is not None
+    k_level = result.thresholds.levels.index(level)
     threshold = result.thresholds.for_stations(result.stations).values[:, k_level]
     curves = {}
     for k, text in enumerate(leads):

@@ -16,8 +16,8 @@ from matplotlib.collections import PolyCollection
 
 from hydroseq.forecast.discharge import M3S_LABEL
 from hydroseq.forecast.hindcast import score_hindcast
-from hydroseq.forecast.plots import hindcast_figure, issue_text, lead_text, plume_figure
-from hydroseq.forecast.result import ForecastResult
+from hydroseq.forecast.plots import hindcast_figure, issue_text, plume_figure
+from hydroseq.forecast.result import ForecastResult, lead_text
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 STATIONS = ("01022500", "08189500", "02064000")

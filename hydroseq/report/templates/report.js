@@ -118,7 +118,7 @@
     if (st.second) depth.axis_label = st.second[0];
     syncDepth();
     const plot = model("hydrograph");
-    plot.title.text = `${st.name || st.station} (${st.station})`;
+    document.getElementById("station-title").textContent = `${st.name || st.station} (${st.station})`;
     const x = model("forecast_data").data.x, observedX = model("observed_data").data.x;
     const times = finite([].concat(observedX, x, model("previous_data").data.x));
     if (times.length) {
@@ -138,7 +138,7 @@
   // ---- the selected station's details (text only) ---------------------------------------------
   function details(st, parts) {
     const box = document.getElementById("station-details");
-    box.replaceChildren(element("h2", `${st.name || st.station} (${st.station})`), ...parts);
+    box.replaceChildren(...parts);
   }
 
   function forecastDetails(st, thresholds) {
