@@ -6,7 +6,7 @@ PIP    := $(VENV)/bin/pip
 OUT    ?= runs/demo
 export MLFLOW_DISABLE_TELEMETRY := true
 
-.PHONY: install install-test demo demo-full test test-all bench bench-test clean
+.PHONY: install install-test browser demo demo-full test test-all bench bench-test clean
 
 # The runtime package: the train extra (training, evaluation, export; it holds the forecast extra).
 $(VENV)/.installed-runtime: pyproject.toml
@@ -17,10 +17,17 @@ $(VENV)/.installed-runtime: pyproject.toml
 	$(PIP) install --quiet -e '.[train]'
 	touch $@
 
-# ... plus the test tools (pytest, hypothesis, ruff, mypy, hadolint, compliance-checker).
+# ... plus the test tools (pytest, hypothesis, ruff, mypy, hadolint, compliance-checker, playwright) and the
+# headless browser the page tests drive: Debian's Chromium, installed where it is missing (as root, or with sudo).
 $(VENV)/.installed-test: $(VENV)/.installed-runtime
 	$(PIP) install --quiet -e '.[test]'
+	command -v chromium >/dev/null 2>&1 || $(MAKE) --no-print-directory browser
 	touch $@
+
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+browser:
+	$(SUDO) apt-get install -y -qq chromium chromium-driver >/dev/null \
+		|| ($(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium chromium-driver >/dev/null)
 
 install: $(VENV)/.installed-runtime
 
@@ -39,10 +46,10 @@ demo-full: install
 test: install-test
 	$(PY) -m ruff check hydroseq tests benchmarks pipelines experiments
 	$(PY) -m mypy
-	$(PY) -m pytest -n 2 -q -m "not exhaustive"
+	HYDROSEQ_REQUIRE_BROWSER=1 $(PY) -m pytest -n 2 -q -m "not exhaustive"
 
 test-all: install-test
-	$(PY) -m pytest -n 2 -q -m "slow or not slow"
+	HYDROSEQ_REQUIRE_BROWSER=1 $(PY) -m pytest -n 2 -q -m "slow or not slow"
 
 bench: install-test
 	$(PY) -m experiments.compare

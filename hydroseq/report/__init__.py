@@ -68,14 +68,14 @@ def write_report(out: str | Path, forecast: str | Path | None = None, data: str 
     InputDataError
         Naming the file, if an input cannot be read or does not go with the forecast.
     """
-    if forecast is None and hindcast is None:
-        raise ConfigError("hydroseq report: give --forecast (a forecast page) or --hindcast (a verification page)")
     if previous is not None and forecast is None:
-        raise ConfigError("hydroseq report: --previous goes with --forecast")
+        raise ConfigError("--previous goes with --forecast")
+    if forecast is None and hindcast is None:
+        raise ConfigError("give --forecast (a forecast page) or --hindcast (a verification page)")
     out = Path(out)
     inputs = [Path(path) for path in (forecast, data, hindcast, previous) if path is not None]
     if any(out.resolve() == path.resolve() for path in inputs):
-        raise ConfigError(f"hydroseq report: --out {out} is one of the inputs; the page needs a file of its own")
+        raise ConfigError(f"--out {out} is one of the inputs; the page needs a file of its own")
     if forecast is not None:
         page = _forecast_page(Path(forecast), data, hindcast, previous)
     else:

@@ -121,6 +121,7 @@ def reliability_diagram(curves: dict[str, dict[str, list]]) -> figure:
                                        ("forecasts", "@count")]))
     plot.xaxis.axis_label, plot.yaxis.axis_label = "forecast probability", "observed frequency"
     plot.legend.location = "top_left"
+    plot.legend[0].name = "reliability_legend"
     _quiet(plot)
     return plot
 
