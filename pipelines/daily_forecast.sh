@@ -22,6 +22,8 @@
 #   (an ingest config with forecast_sources ingests the newest weather-forecast product in the same step)
 #   HYDROSEQ_FORCING_FORECAST  a weather-forecast product file read by the forecast itself (hydroseq forecast
 #                           --forcing-forecast), instead of or besides ingesting it                [none]
+#   HYDROSEQ_REPORT         write the forecaster's page forecast_<date>.html into the set: 1 or 0     [1]
+#   HYDROSEQ_REPORT_HINDCAST  a hindcast (with its _scores.csv) whose per-station skill the page shows  [none]
 #   HYDROSEQ / PYTHON       the hydroseq command and its Python                    [hydroseq / python3]
 #
 # Log (stderr): the job's own lines and, per hydroseq step, its JSON summary as one line ("ingest: {...}");
@@ -50,6 +52,8 @@ MISSING_FORECAST_INPUT=${HYDROSEQ_MISSING_FORECAST_INPUT:-fallback}
 MAX_SKIPPED_SHARE=${HYDROSEQ_MAX_SKIPPED_SHARE:-1}
 MAX_OBSERVATION_AGE=${HYDROSEQ_MAX_OBSERVATION_AGE:-}
 FORCING_FORECAST=${HYDROSEQ_FORCING_FORECAST:-}
+REPORT=${HYDROSEQ_REPORT:-1}
+REPORT_HINDCAST=${HYDROSEQ_REPORT_HINDCAST:-}
 HYDROSEQ=${HYDROSEQ:-hydroseq}
 PYTHON=${PYTHON:-python3}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -134,25 +138,40 @@ forecast() {  # a partial forecast is published, and the job exits with its stat
     esac
 }
 
-publish() {  # the .nc, .csv and manifest as one set, then the latest.* links, the manifest's last
-    local name suffix status=0
-    step "$PYTHON" "$HERE/publish_set.py" "$WORK_DIR/forecast_$ISSUE_DATE.manifest.json" "$PUBLISH_DIR" >/dev/null \
-        || status=$?
+page=()
+report() {  # the forecaster's page: the observations of the data file, yesterday's published forecast beside it
+    [[ $REPORT == 1 ]] || return 0
+    local yesterday status=0 previous=()
+    yesterday=$(date -u -d "$ISSUE_DATE - 1 day" +%F)
+    [[ -f $PUBLISH_DIR/forecast_$yesterday.nc ]] && previous=(--previous "$PUBLISH_DIR/forecast_$yesterday.nc")
+    hydroseq_step report --forecast "$WORK_DIR/forecast_$ISSUE_DATE.nc" --data "$DATA" "${previous[@]}" \
+        ${REPORT_HINDCAST:+--hindcast "$REPORT_HINDCAST"} --out "$WORK_DIR/forecast_$ISSUE_DATE.html" || status=$?
+    ((status == 0)) || fail $status "hydroseq report exited with $status (nothing published)"
+    page=("$WORK_DIR/forecast_$ISSUE_DATE.html")
+}
+
+publish() {  # the .nc, .csv, page and manifest as one set, then the latest.* links, the manifest's last
+    local name suffix status=0 suffixes=(nc csv)
+    step "$PYTHON" "$HERE/publish_set.py" "$WORK_DIR/forecast_$ISSUE_DATE.manifest.json" "$PUBLISH_DIR" "${page[@]}" \
+        >/dev/null || status=$?
     ((status == EXIT_NO_SPACE)) && fail $EXIT_NO_SPACE "no space to publish forecast_$ISSUE_DATE in $PUBLISH_DIR"
     ((status == 0)) || fail $EXIT_CONFIG "cannot publish forecast_$ISSUE_DATE to $PUBLISH_DIR"
-    for suffix in nc csv manifest.json; do
+    if ((${#page[@]})); then suffixes+=(html); else rm -f "$PUBLISH_DIR/latest.html"; fi  # no stale page
+    for suffix in "${suffixes[@]}" manifest.json; do
         name="forecast_$ISSUE_DATE.$suffix"
         ln -sfn "$name" "$PUBLISH_DIR/.latest.$suffix.$$" \
             && mv -fT "$PUBLISH_DIR/.latest.$suffix.$$" "$PUBLISH_DIR/latest.$suffix" \
             || fail $EXIT_CONFIG "cannot point $PUBLISH_DIR/latest.$suffix at $name"
     done
-    log "published $PUBLISH_DIR/forecast_$ISSUE_DATE.nc, .csv and .manifest.json (latest.* point to them)"
+    log "published $PUBLISH_DIR/forecast_$ISSUE_DATE.nc, .csv${page[*]:+, .html} and .manifest.json (latest.* point" \
+        "to them)"
 }
 
 check_setup
 take_lock
 incremental_ingest
 forecast
+report
 publish
 if ((forecast_status == EXIT_PARTIAL)); then
     log "PARTIAL ($EXIT_PARTIAL): more than $MAX_SKIPPED_SHARE of the stations not forecast" \

@@ -193,6 +193,12 @@ def build_parser(command: Callable[[str, str], Handler]) -> argparse.ArgumentPar
                              "forecast page; alone, the verification page")
     report.add_argument("--previous", type=Path, default=None, metavar="P.nc",
                         help="an earlier forecast (yesterday's) drawn beside --forecast")
+    report.add_argument("--stations", type=Path, default=None, metavar="FILE",
+                        help="only these stations (a CSV with a station_id or station column, such as the station "
+                             "table filtered to a region, or one id a line): one page per region")
+    report.add_argument("--max-stations", type=int, default=2000, metavar="N",
+                        help="refuse a page of more than N stations (default 2000: a page of more takes seconds to "
+                             "sort; write one page per region with --stations)")
     report.add_argument("--out", required=True, type=Path, metavar="PAGE.html", help="the page to write")
 
     promote = add("promote", "point an alias (@champion) of a registered model at one of its versions", "registry",

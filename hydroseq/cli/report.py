@@ -17,7 +17,7 @@ from hydroseq.report import Report, write_report
 def report_command(args: argparse.Namespace) -> int:
     """Write the forecast page (``--forecast``) or the verification page (``--hindcast`` alone); exit status 0."""
     report = write_report(args.out, forecast=args.forecast, data=args.data, hindcast=args.hindcast,
-                          previous=args.previous)
+                          previous=args.previous, stations=args.stations, max_stations=args.max_stations)
     print_report(report, console_for(args))
     return finish(args, report_summary(report), ExitCode.OK)
 

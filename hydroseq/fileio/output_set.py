@@ -18,7 +18,7 @@ import shutil
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from hydroseq.errors import HydroseqError
@@ -154,19 +154,29 @@ def verify_set(manifest: str | os.PathLike[str]) -> dict[str, str] | None:
     return {entry["name"]: entry["sha256"] for entry in files}
 
 
-def copy_set(manifest: str | os.PathLike[str], folder: str | os.PathLike[str]) -> Path:
+def copy_set(manifest: str | os.PathLike[str], folder: str | os.PathLike[str],
+             extra: Sequence[str | os.PathLike[str]] = ()) -> Path:
     """Publish the set of ``manifest`` again in ``folder``, under the same names, as one set; return its manifest.
+
+    ``extra`` files (a page made from the set, say) join the published set under their own names.
 
     Raises
     ------
     ValueError
-        If the source set does not match its manifest (or changes while it is copied).
+        If the source set does not match its manifest (or changes while it is copied), or an ``extra`` file
+        is missing or has the name of a file of the set.
     """
     manifest, folder = Path(manifest), Path(folder)
     hashes = verify_set(manifest)
     if hashes is None:
         raise ValueError(f"{manifest}: the files of this set are missing or differ from the manifest")
+    added = {Path(path).name: Path(path) for path in extra}
+    for name, path in added.items():
+        if not path.is_file() or name in hashes or name == manifest.name:
+            raise ValueError(f"{path}: not a file, or named like a file of the set {manifest.name}")
     with publish_set(folder / manifest.name) as staged:
+        for name, path in added.items():
+            shutil.copyfile(path, staged.path(folder / name))
         for name, sha256 in hashes.items():
             source = manifest.parent / name
             if source.is_dir():

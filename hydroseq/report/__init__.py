@@ -31,12 +31,16 @@ from hydroseq.report.inputs import (
     read_hindcast_scores,
     read_issued_forecast,
     read_observations,
+    read_station_list,
+    select_stations,
 )
 from hydroseq.report.render import write_page
 from hydroseq.report.timeaxis import TimeAxis, utc_text
 from hydroseq.report.verification_page import verification_page
 
-__all__ = ["Report", "write_report"]
+__all__ = ["MAX_STATIONS", "Report", "write_report"]
+
+MAX_STATIONS = 2000  # a page of more takes seconds to sort its table (benchmarks/bench_report.py)
 
 
 @dataclass(frozen=True)
@@ -51,20 +55,24 @@ class Report:
 
 
 def write_report(out: str | Path, forecast: str | Path | None = None, data: str | Path | None = None,
-                 hindcast: str | Path | None = None, previous: str | Path | None = None) -> Report:
+                 hindcast: str | Path | None = None, previous: str | Path | None = None,
+                 stations: str | Path | None = None, max_stations: int = MAX_STATIONS) -> Report:
     """Write the page of ``forecast`` (or, given ``hindcast`` alone, its verification page) to ``out``.
 
     ``data`` is the ingested file the observations come from (the last :data:`HISTORY_DAYS` days before
     the issue time on a forecast page, the whole period of a hindcast); ``previous`` an earlier forecast
     drawn beside this one; ``hindcast`` with ``forecast`` gives each station's recent skill (the scores
-    ``hydroseq forecast`` published with it). Every input is read and checked before anything is written;
-    the page replaces ``out`` whole.
+    ``hydroseq forecast`` published with it). ``stations``, a station list (a CSV with a ``station_id`` or
+    ``station`` column, or one id a line), limits the page to those stations: one page per region. A page
+    holds at most ``max_stations`` (default :data:`MAX_STATIONS`; beyond that the browser needs seconds to
+    sort the table, ``docs/forecast.md#the-forecast-page``). Every input is read and checked before
+    anything is written; the page replaces ``out`` whole.
 
     Raises
     ------
     ConfigError
-        If neither ``forecast`` nor ``hindcast`` is given, ``previous`` comes without ``forecast``, or ``out``
-        is one of the inputs.
+        If neither ``forecast`` nor ``hindcast`` is given, ``previous`` comes without ``forecast``, ``out``
+        is one of the inputs, or the page would hold more than ``max_stations`` stations.
     InputDataError
         Naming the file, if an input cannot be read or does not go with the forecast.
     """
@@ -76,11 +84,24 @@ def write_report(out: str | Path, forecast: str | Path | None = None, data: str 
     inputs = [Path(path) for path in (forecast, data, hindcast, previous) if path is not None]
     if any(out.resolve() == path.resolve() for path in inputs):
         raise ConfigError(f"--out {out} is one of the inputs; the page needs a file of its own")
+    listed = read_station_list(stations) if stations is not None else None
+
+    def cut(result: ForecastResult, path: str | Path) -> ForecastResult:
+        if listed is not None:
+            assert stations is not None
+            result = select_stations(result, listed, stations)
+        if len(result.stations) > max_stations:
+            raise ConfigError(f"{path} has {len(result.stations):,} stations, more than a page holds well "
+                              f"({max_stations:,}): write one page per region with --stations FILE (or raise "
+                              "--max-stations)")
+        return result
+
     if forecast is not None:
-        page = _forecast_page(Path(forecast), data, hindcast, previous)
+        page = _forecast_page(cut(read_issued_forecast(forecast, "--forecast"), forecast), Path(forecast), data,
+                              hindcast, previous)
     else:
         assert hindcast is not None
-        result = read_hindcast(hindcast)
+        result = cut(read_hindcast(hindcast), hindcast)
         axis = TimeAxis(grid_of(result, hindcast))
         scores = read_hindcast_scores(hindcast, result)
         end = result.issue_times[-1] + int(max(result.leads)) * np.timedelta64(result.step.value, "ns")
@@ -90,9 +111,8 @@ def write_report(out: str | Path, forecast: str | Path | None = None, data: str 
     return Report(path, page.kind, len(page.rows), path.stat().st_size, tuple(page.notes))
 
 
-def _forecast_page(forecast: Path, data: str | Path | None, hindcast: str | Path | None,
+def _forecast_page(result: ForecastResult, forecast: Path, data: str | Path | None, hindcast: str | Path | None,
                    previous: str | Path | None) -> Page:
-    result = read_issued_forecast(forecast, "--forecast")
     axis = TimeAxis(grid_of(result, forecast))
     issue = result.issue_times[0]
     earlier = None

@@ -7,6 +7,7 @@ before anything is written.
 from __future__ import annotations
 
 import csv
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -149,3 +150,48 @@ def read_hindcast_scores(hindcast_path: str | Path, result: ForecastResult) -> H
         arrays["n"][f, s, k], arrays["nse"][f, s, k], arrays["kge"][f, s, k] = row.n, row.nse, row.kge
     return HindcastScores(result.stations, np.asarray(result.leads), forecasts,
                           np.nan_to_num(arrays["n"]).astype(np.int64), arrays["nse"], arrays["kge"])
+
+
+def read_station_list(path: str | Path) -> list[str]:
+    """Station ids from a CSV with a ``station_id`` or ``station`` column (a station table), or one id a line."""
+    path = Path(path)
+    try:
+        lines = [line.strip() for line in path.read_text(encoding="utf-8").splitlines()]
+    except (OSError, UnicodeDecodeError) as error:
+        raise InputDataError(path, f"unreadable station list ({error})") from None
+    lines = [line for line in lines if line and not line.startswith("#")]
+    if not lines:
+        raise InputDataError(path, "lists no station")
+    header = next(csv.reader([lines[0]]))
+    column = next((name for name in ("station_id", "station") if name in header), None)
+    if column is None:
+        return lines
+    position = header.index(column)
+    return [row[position].strip() for row in csv.reader(lines[1:]) if len(row) > position and row[position].strip()]
+
+
+def select_stations(result: ForecastResult, stations: list[str], listed_in: str | Path) -> ForecastResult:
+    """``result`` cut to ``stations`` (in its own order); an id the forecast lacks is an error naming the list."""
+    unknown = [station for station in stations if station not in set(result.stations)]
+    if unknown:
+        raise InputDataError(listed_in, f"station {unknown[0]} is not in the forecast"
+                                        + (f" ({len(unknown) - 1} more)" if len(unknown) > 1 else ""))
+    keep = np.flatnonzero(np.isin(np.asarray(result.stations), stations))
+    kept = tuple(result.stations[s] for s in keep)
+
+    def rows(values: np.ndarray | None, axis: int = 1) -> np.ndarray | None:
+        return None if values is None else np.take(values, keep, axis=axis)
+
+    return dataclasses.replace(
+        result, stations=kept, values=np.take(result.values, keep, axis=1), quantiles=rows(result.quantiles),
+        members=rows(result.members), exceedance=rows(result.exceedance),
+        observation_age_hours=rows(result.observation_age_hours),
+        forecast_input_age_hours=rows(result.forecast_input_age_hours),
+        forecast_input_read=rows(result.forecast_input_read), forecast_input_ages=rows(result.forecast_input_ages),
+        fallback={s: why for s, why in result.fallback.items() if s in kept},
+        station_names=None if result.station_names is None else tuple(result.station_names[s] for s in keep),
+        lats=rows(result.lats, 0), lons=rows(result.lons, 0), area_km2=rows(result.area_km2, 0),
+        thresholds=None if result.thresholds is None else result.thresholds.for_stations(kept),
+        skipped={s: why for s, why in result.skipped.items() if s in kept},
+        ungauged=tuple(s for s in result.ungauged if s in kept),
+        stale={s: why for s, why in result.stale.items() if s in kept})

@@ -25,7 +25,8 @@ def _help(args: list[str], capsys: pytest.CaptureFixture) -> str:
 
 
 def test_the_commands_are_all_there() -> None:
-    assert _commands() == ["ingest", "stats", "train", "evaluate", "export", "forecast", "promote", "config"]
+    assert _commands() == ["ingest", "stats", "train", "evaluate", "export", "forecast", "report", "promote",
+                          "config"]
 
 
 @pytest.mark.parametrize("command", _commands())

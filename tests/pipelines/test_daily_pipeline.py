@@ -105,17 +105,26 @@ def test_daily_job_appends_forecasts_and_publishes(setup: dict[str, Path], tmp_p
     assert direct.stations_forecast > 0
     assert (tmp_path / "direct.csv").read_bytes() == csv_file.read_bytes()
 
-    assert verify_set(published / "latest.manifest.json") == {nc.name: _sha(nc), csv_file.name: _sha(csv_file)}
+    page = published / "forecast_2014-06-30.html"  # the forecaster's page, in the set, behind latest.html
+    assert verify_set(published / "latest.manifest.json") == {nc.name: _sha(nc), csv_file.name: _sha(csv_file),
+                                                              page.name: _sha(page)}
     assert os.readlink(published / "latest.manifest.json") == "forecast_2014-06-30.manifest.json"
+    assert os.readlink(published / "latest.html") == page.name
+    assert "Streamflow forecast issued 2014-07-01 08:00 UTC" in page.read_text() and "previous forecast" not in \
+        page.read_text().split("</header>")[0]
+    assert "report: {" in done.stderr  # the page step's JSON summary is logged
 
-    hashes = _sha(nc), _sha(csv_file)
+    hashes = _sha(nc), _sha(csv_file), _sha(page)
     again = _run(setup, "2014-06-30")
     assert again.returncode == 0, again.stderr[-3000:]
-    assert (_sha(nc), _sha(csv_file)) == hashes  # a rerun republishes the same bytes
+    assert (_sha(nc), _sha(csv_file), _sha(page)) == hashes  # a rerun republishes the same bytes
 
     nxt = _run(setup, "2014-07-01")
     assert nxt.returncode == 0, nxt.stderr[-3000:]
     assert os.readlink(published / "latest.nc") == "forecast_2014-07-01.nc" and nc.exists()
+    assert os.readlink(published / "latest.html") == "forecast_2014-07-01.html"
+    header = (published / "forecast_2014-07-01.html").read_text().split("</header>")[0]
+    assert "The previous forecast (issued 2014-07-01 08:00 UTC)" in header  # yesterday's, drawn beside
 
 
 def test_exit_codes_a_scheduler_can_act_on(setup: dict[str, Path], tmp_path: Path) -> None:
@@ -179,7 +188,8 @@ def test_sigterm_to_the_job_is_passed_to_the_running_step(setup: dict[str, Path]
 
 def test_the_job_forecasts_from_the_registered_model_an_alias_names(setup: dict[str, Path], tmp_path: Path) -> None:
     """``HYDROSEQ_MODEL=models:/daily@champion``: the exported model, logged and registered as a pyfunc model and
-    promoted, publishes the bytes its directory publishes; an alias that names nothing is exit 3, nothing published."""
+    promoted, publishes the forecast its directory publishes, the NetCDF naming the registered model, its version
+    and alias instead of the directory; an alias that names nothing is exit 3, nothing published."""
     import mlflow
     from mlflow.tracking import MlflowClient
 
@@ -203,9 +213,15 @@ def test_the_job_forecasts_from_the_registered_model_an_alias_names(setup: dict[
     assert folder.returncode == 0, folder.stderr[-3000:]
     assert registered.returncode == 0, registered.stderr[-3000:]
     assert '"model": {"uri": "models:/daily@champion", "name": "daily", "version": "1"' in registered.stderr
-    for suffix in ("csv", "nc"):
-        published = tmp_path / "registered" / f"forecast_2014-07-01.{suffix}"
-        assert published.read_bytes() == (tmp_path / "folder" / f"forecast_2014-07-01.{suffix}").read_bytes()
+    name = "forecast_2014-07-01"
+    assert (tmp_path / "registered" / f"{name}.csv").read_bytes() == (tmp_path / "folder" / f"{name}.csv").read_bytes()
+    with xr.open_dataset(tmp_path / "registered" / f"{name}.nc") as by_alias, \
+            xr.open_dataset(tmp_path / "folder" / f"{name}.nc") as by_folder:
+        assert (by_alias.attrs.pop("model_name"), by_alias.attrs.pop("model_version"),
+                by_alias.attrs.pop("model_alias")) == ("daily", "1", "champion")
+        assert by_folder.attrs.pop("model_name") == setup["model"].name
+        xr.testing.assert_identical(by_alias, by_folder)
+    assert "daily, version 1 (alias champion)" in (tmp_path / "registered" / f"{name}.html").read_text()
 
     unknown = job("unknown", "models:/daily@nothing")
     assert unknown.returncode == ExitCode.CONFIG, unknown.stderr[-3000:]

@@ -187,11 +187,13 @@ def test_a_week_with_a_late_day_a_silent_gauge_and_a_rerun(week: dict[str, Path]
         assert float(forecast_file["observation_age"].sel(station=SILENT)) == 72
 
     # 06-07 again: nothing new to ingest (the dataset is not rewritten), the same bytes published
-    before = {path.name: _sha(path) for path in (nc, csv_file, published / "forecast_2014-06-07.manifest.json")}
+    page = published / "forecast_2014-06-07.html"
+    before = {path.name: _sha(path) for path in (nc, csv_file, page, published / "forecast_2014-06-07.manifest.json")}
     again = _run(week, _day(7))
     assert again.returncode == ExitCode.PARTIAL, again.stderr[-3000:]
     append = _summaries(again)["ingest"]["append"]
     assert append == {**append, "new_steps": 0, "no_new_data": False, "written": False}
     assert {name: _sha(published / name) for name in before} == before
     assert verify_set(published / "latest.manifest.json") == {nc.name: before[nc.name],
-                                                                 csv_file.name: before[csv_file.name]}
+                                                                 csv_file.name: before[csv_file.name],
+                                                                 page.name: before[page.name]}

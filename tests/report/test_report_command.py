@@ -115,3 +115,21 @@ def test_the_same_forecast_gives_the_same_page(report_inputs: dict[str, Path], t
     write_report(tmp_path / "again.html", forecast=report_inputs["forecast"], data=report_inputs["data"],
                  hindcast=report_inputs["hindcast"], previous=report_inputs["previous"])
     assert (tmp_path / "again.html").read_bytes() == report_inputs["forecast_page"].read_bytes()
+
+
+def test_a_station_list_makes_a_page_per_region_and_a_big_network_is_refused(report_inputs: dict[str, Path],
+                                                                             tmp_path: Path, capsys) -> None:
+    region = tmp_path / "region.csv"  # a station table cut to a region: its station_id column is read
+    region.write_text('station_id,name\n01022500,"Narraguagus River, Maine"\n01052500,Diamond River\n')
+    out = tmp_path / "region.html"
+    report = write_report(out, forecast=report_inputs["forecast"], data=report_inputs["data"], stations=region)
+    assert report.stations == 2 and out.read_text().count('<tr data-index="') == 2
+    ids = tmp_path / "ids.txt"
+    ids.write_text("# one id a line\n01022500\n99999999\n")
+    code, error = run(["--forecast", str(report_inputs["forecast"]), "--stations", str(ids), "--out",
+                       str(tmp_path / "x.html")], capsys)
+    assert code == 4 and error.endswith("ids.txt: station 99999999 is not in the forecast")
+    code, error = run(["--forecast", str(report_inputs["forecast"]), "--max-stations", "30", "--out",
+                       str(tmp_path / "x.html")], capsys)
+    assert code == 3 and "has 31 stations, more than a page holds well (30): write one page per region" in error
+    assert not (tmp_path / "x.html").exists()

@@ -217,14 +217,16 @@
     th.setAttribute("aria-sort", direction);
     const numeric = th.dataset.sort === "number", sign = direction === "descending" ? -1 : 1;
     const body = document.querySelector("#stations tbody");
-    const value = (row) => row.querySelector(`td[data-key="${key}"]`).dataset.value;
-    const rows = Array.from(body.rows);
-    rows.sort((a, b) => {
-      const va = value(a), vb = value(b);
-      if (va === "" || vb === "") return (va === "") - (vb === "");  // unknown values last either way
-      return sign * (numeric ? Number(va) - Number(vb) : va.localeCompare(vb));
+    const column = Array.from(th.parentNode.children).indexOf(th);
+    const keyed = Array.from(body.rows, (row) => {
+      const text = row.cells[column].dataset.value;
+      return {row: row, value: text === "" ? null : (numeric ? Number(text) : text)};
     });
-    body.append(...rows);
+    keyed.sort((a, b) => {
+      if (a.value === null || b.value === null) return (a.value === null) - (b.value === null);  // unknown last
+      return sign * (numeric ? a.value - b.value : a.value.localeCompare(b.value));
+    });
+    body.append(...keyed.map((item) => item.row));
   }
   hydroseq.sortBy = sortBy;
 
