@@ -14,12 +14,15 @@
 #   mlruns.db, mlartifacts/              the MLflow store (mlflow ui --backend-store-uri sqlite:///mlruns.db)
 #   OUT/model/                           exported model: model.onnx, model.pt2, metadata.json
 #   OUT/forecast/forecast_2014-09-30.*   forecast issued at the end of 2014-09-30 (NetCDF + CSV): median, quantiles,
-#                                        probability of exceeding each station's 2- and 5-year flows
+#                                        probability of exceeding each station's 2- and 5-year flows; .html: the
+#                                        forecaster's page (map, table, hydrographs; the forecast of 2014-09-29
+#                                        beside it, the hindcast's skill per station)
 #   OUT/forecast/hindcast_wy2014.*       hindcast over water year 2014 (+ _scores.csv: NSE/KGE of model, persistence,
-#                                        climatology; _probabilistic.csv: CRPS, coverage, Brier; _reliability.png, _plume.png)
+#                                        climatology; _probabilistic.csv: CRPS, coverage, Brier; _reliability.png, _plume.png;
+#                                        .html: its verification page)
 # and with the full demo only:
-#   OUT/forecast/base_*                  the same forecast and hindcast from the shipped regional base model
-#                                        (models/caravan-camels-us-daily), printed beside the local model's
+#   OUT/forecast/base_*                  the same forecast (and its page) and hindcast from the shipped regional base
+#                                        model (models/caravan-camels-us-daily), printed beside the local model's
 #   OUT/forecast_product.nc              a generated weather-forecast product archive (observed forcing + noise)
 #   OUT/caravan_daily_forecast.nc        the ingest with that product as a forecast source
 #   OUT/model_forecast_inputs/           exported model that reads the product for leads 1-3
@@ -47,6 +50,8 @@ Done. Outputs:
   forecast           $OUT/forecast/forecast_2014-09-30.nc and .csv
   hindcast           $OUT/forecast/hindcast_wy2014.nc, .csv, _scores.csv, _probabilistic.csv,
                      _reliability.png (exceeding the 2-year flow), _plume.png
+  forecaster's page  $OUT/forecast/forecast_2014-09-30.html (open it in a browser; no network needed)
+  verification page  $OUT/forecast/hindcast_wy2014.html
 DONE
 }
 # `hydroseq --json train`: the tables go to stderr (shown), the summary to stdout; prints the run id
@@ -71,11 +76,18 @@ SEQ_LEN=$(config_value "$TRAIN_CONFIG" data max_len)
 step "4/$STEPS export run $RUN_ID (fixed length $SEQ_LEN, the training max_len)"
 "$HYDROSEQ" export --run "$RUN_ID" --seq-len "$SEQ_LEN" --out "$OUT/model"
 
-step "5/$STEPS forecast and hindcast (the hindcast's table: the model beside persistence and climatology)"
+step "5/$STEPS forecast, hindcast (its table: the model beside persistence and climatology) and the forecaster's page"
+"$HYDROSEQ" forecast --model "$OUT/model" --data "$OUT/caravan_daily.nc" --issue-time 2014-09-29 \
+    --out "$OUT/forecast/forecast_2014-09-29.nc" >/dev/null
 "$HYDROSEQ" forecast --model "$OUT/model" --data "$OUT/caravan_daily.nc" --issue-time 2014-09-30 \
     --out "$OUT/forecast/forecast_2014-09-30.nc"
 "$HYDROSEQ" forecast --model "$OUT/model" --data "$OUT/caravan_daily.nc" --issue-time 2013-10-01..2014-09-30 \
     --out "$OUT/forecast/hindcast_wy2014.nc"
+"$HYDROSEQ" report --forecast "$OUT/forecast/forecast_2014-09-30.nc" --data "$OUT/caravan_daily.nc" \
+    --previous "$OUT/forecast/forecast_2014-09-29.nc" --hindcast "$OUT/forecast/hindcast_wy2014.nc" \
+    --out "$OUT/forecast/forecast_2014-09-30.html"
+"$HYDROSEQ" report --hindcast "$OUT/forecast/hindcast_wy2014.nc" --data "$OUT/caravan_daily.nc" \
+    --out "$OUT/forecast/hindcast_wy2014.html"
 
 if $QUICK; then
     print_outputs
@@ -92,6 +104,8 @@ step "6/9 the shipped regional base model ($BASE_MODEL: learned from 433 other b
     --out "$OUT/forecast/base_forecast_2014-09-30.nc"
 "$HYDROSEQ" forecast --model "$BASE_MODEL" --data "$OUT/caravan_daily.nc" --issue-time 2013-10-01..2014-09-30 \
     --out "$OUT/forecast/base_hindcast_wy2014.nc"
+"$HYDROSEQ" report --forecast "$OUT/forecast/base_forecast_2014-09-30.nc" --data "$OUT/caravan_daily.nc" \
+    --hindcast "$OUT/forecast/base_hindcast_wy2014.nc" --out "$OUT/forecast/base_forecast_2014-09-30.html"
 "$PYTHON" pipelines/compare_hindcasts.py "trained here on the 31=$OUT/forecast/hindcast_wy2014_scores.csv" \
     "shipped base model=$OUT/forecast/base_hindcast_wy2014_scores.csv"
 
@@ -121,7 +135,8 @@ step "9/9 forecast-driven hindcast over water year 2014, beside the observed-onl
 
 print_outputs
 cat <<DONE
-  base model         $OUT/forecast/base_forecast_2014-09-30.* and base_hindcast_wy2014.* (models/caravan-camels-us-daily)
+  base model         $OUT/forecast/base_forecast_2014-09-30.* (its page: .html) and base_hindcast_wy2014.*
+                     (models/caravan-camels-us-daily)
   forecast inputs    $OUT/forecast_product.nc (generated), $OUT/caravan_daily_forecast.nc, $OUT/model_forecast_inputs/
   its hindcast       $OUT/forecast/hindcast_wy2014_forecast_inputs.nc, .csv and _scores.csv (MLflow run $FORECAST_RUN)
 Browse the runs with: mlflow ui --backend-store-uri sqlite:///mlruns.db

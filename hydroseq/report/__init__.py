@@ -65,8 +65,8 @@ def write_report(out: str | Path, forecast: str | Path | None = None, data: str 
     ``hydroseq forecast`` published with it). ``stations``, a station list (a CSV with a ``station_id`` or
     ``station`` column, or one id a line), limits the page to those stations: one page per region. A page
     holds at most ``max_stations`` (default :data:`MAX_STATIONS`; beyond that the browser needs seconds to
-    sort the table, ``docs/forecast.md#the-forecast-page``). Every input is read and checked before
-    anything is written; the page replaces ``out`` whole.
+    sort the table: ``docs/forecast.md#the-forecast-page-hydroseq-report``). Every input is read and checked
+    before anything is written; the page replaces ``out`` whole.
 
     Raises
     ------

@@ -1,7 +1,7 @@
 """The page's charts as bokeh models: the station map, the hydrograph, the reliability diagram and the PIT histogram.
 
-bokeh was chosen by measurement (``benchmarks/bench_report_libraries.py``, ``docs/forecast.md#the-forecast-page``):
-with its JavaScript inline a page is a quarter of plotly's size and interactive four times sooner. The charts
+bokeh was chosen by measurement (``benchmarks/bench_report_libraries.py``, ``docs/forecast.md``, "Why bokeh"): with
+its JavaScript inline a page is a third of plotly's size and interactive three times sooner. The charts
 are drawn empty of station data; the page's script (``templates/report.js``) fills their named data sources
 from the page's JSON when a station is selected, so one chart serves every station. Colours are the
 Okabe-Ito set, told apart by colour-blind readers; every series also differs by line style or marker.
@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 from bokeh.models import ColumnDataSource, CustomJS, HoverTool, LinearAxis, Range1d, TapTool
-from bokeh.models.annotations.geometry import Span
+from bokeh.models.annotations.geometry import BoxAnnotation, Span
 from bokeh.models.annotations.labels import LabelSet
 from bokeh.models.annotations.legends import Legend, LegendItem
 from bokeh.models.renderers.glyph_renderer import GlyphRenderer
@@ -91,7 +91,8 @@ def hydrograph(issue_ms: float | None, x_label: str, markers: bool = True) -> fi
     plot.scatter("x", "y", source=previous, size=6, marker="diamond", fill_color=PREVIOUS, line_color=PREVIOUS)
     plot.add_layout(LabelSet(x=4, x_units="screen", y="y", text="label", source=thresholds, text_font_size="11px",
                              text_color="colour", y_offset=2, text_baseline="bottom"))
-    if issue_ms is not None:
+    if issue_ms is not None:  # the forecast's part of the chart, shaded from the issue time on
+        plot.add_layout(BoxAnnotation(left=issue_ms, fill_color=PREVIOUS, fill_alpha=0.10, line_alpha=0))
         plot.add_layout(Span(location=issue_ms, dimension="height", line_color="#555555", line_dash="dotted",
                              line_width=1.5, name="issue_line"))
     plot.add_layout(Legend(items=[LegendItem(label=label, renderers=[renderer], name=f"legend {label}")

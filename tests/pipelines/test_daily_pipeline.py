@@ -141,6 +141,12 @@ def test_exit_codes_a_scheduler_can_act_on(setup: dict[str, Path], tmp_path: Pat
                   HYDROSEQ_WORK_DIR=str(tmp_path / "scratch"))
     assert beyond.returncode == ExitCode.NOTHING_PRODUCED, beyond.stderr[-3000:]
     assert not (tmp_path / "pub" / "forecast_2015-02-10.nc").exists()
+    # a page that cannot be made (its hindcast is missing) fails the job: the forecast is not published alone
+    no_page = _run(setup, "2014-06-30", HYDROSEQ_REPORT_HINDCAST=str(tmp_path / "absent.nc"),
+                   HYDROSEQ_PUBLISH_DIR=str(tmp_path / "pages"), HYDROSEQ_WORK_DIR=str(tmp_path / "scratch_pages"))
+    assert no_page.returncode == ExitCode.INPUT_DATA, no_page.stderr[-3000:]
+    assert "FAILED (4): hydroseq report exited with 4 (nothing published)" in no_page.stderr
+    assert "absent.nc: no such file" in no_page.stderr and not list((tmp_path / "pages").iterdir())
 
 
 def test_more_than_the_allowed_share_skipped_publishes_and_exits_partial(setup: dict[str, Path],

@@ -44,7 +44,7 @@ def test_the_per_lead_table_is_the_hindcast_table_of_the_cli(verification_sessio
     rows = verification_session.page.eval_on_selector_all(
         "#summary tbody tr", "rows => rows.map(r => Array.from(r.cells).map(c => c.textContent))")
     assert [row[0] for row in rows] == ["1 d", "2 d", "3 d"]
-    for row, (lead, at_lead) in zip(rows, scores.groupby("lead"), strict=True):
+    for row, (_, at_lead) in zip(rows, scores.groupby("lead"), strict=True):
         model = at_lead.loc[at_lead["forecast"] == "model"].set_index("station")["nse"]
         persistence = at_lead.loc[at_lead["forecast"] == "persistence"].set_index("station")["nse"]
         assert row[1] == str(model.notna().sum())
