@@ -14,6 +14,7 @@ import socket
 from pathlib import Path
 
 import pytest
+import xarray as xr
 from mlflow.tracking import MlflowClient
 
 from hydroseq.cli import main
@@ -78,7 +79,12 @@ def test_promote_then_forecast_by_alias_equals_the_exported_folder(store: str, e
         assert summary["model"]["alias"] == ("champion" if name == "alias" else None)
         assert summary["stations"]["forecast"] > 0
         assert (tmp_path / f"{name}.csv").read_bytes() == (tmp_path / "folder.csv").read_bytes()
-        assert (tmp_path / f"{name}.nc").read_bytes() == (tmp_path / "folder.nc").read_bytes()
+        with xr.open_dataset(tmp_path / f"{name}.nc") as registered, \
+                xr.open_dataset(tmp_path / "folder.nc") as folder:  # the same forecast, naming its model
+            assert registered.attrs.pop("model_name") == "hydroseq" and registered.attrs.pop("model_version") == "1"
+            assert registered.attrs.pop("model_alias", None) == ("champion" if name == "alias" else None)
+            assert folder.attrs.pop("model_name") == exported.name
+            xr.testing.assert_identical(registered, folder)
 
     assert main(["--json", "-q", "promote", "--model", "hydroseq", "--version", "1", "--tracking-uri", store]) == 0
     assert _json(capsys)["previous_version"] == "1"  # promoting again changes nothing

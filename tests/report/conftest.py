@@ -4,7 +4,8 @@ A per-step quantile model of the shared chain's config (seven levels, leads 1-3,
 its "observed" flag; untrained, as the parity tests use it) is exported and run with ``hydroseq forecast``'s
 API on the bundled basins (2011-2014): a forecast issued 2014-09-30, the one of the day before, and a
 hindcast of 2014-07-01..2014-09-30 with its scores. In the data file one station has no observed discharge
-at all (ungauged) and another carries a name that is HTML; the thresholds table leaves one station out.
+at all (ungauged), another carries a name that is HTML and a third lacks the precipitation of the issue day
+(not forecast); the thresholds table leaves one station out.
 The chain's own deterministic model forecasts the same day. Then the three pages are written.
 """
 
@@ -29,6 +30,7 @@ UNGAUGED = "01052500"
 HTML_NAMED = "01547700"
 HTML_NAME = "<img src=x onerror=\"window.injected=1\">Marsh Creek</td><script>window.injected=2</script>"
 NO_THRESHOLDS = "02064000"
+SKIPPED = "02011460"  # no precipitation at the issue step: not forecast
 
 
 @pytest.fixture(scope="session")
@@ -75,6 +77,8 @@ def _data_file(ingested: Path, out: Path) -> Path:
     names = copy["station_name"].values.astype(object)
     names[stations.index(HTML_NAMED)] = HTML_NAME
     copy["station_name"] = ("station", names.astype(str))
+    issue_step = int(np.flatnonzero(copy["time"].values == np.datetime64("2014-10-01T08:00", "ns"))[0])
+    copy["total_precipitation_sum"][stations.index(SKIPPED), issue_step] = np.nan
     copy.to_netcdf(out)
     return out
 

@@ -15,7 +15,7 @@ import pytest
 import xarray as xr
 
 from benchmarks.browser import PageSession, file_url, page_session
-from tests.report.conftest import HTML_NAME, HTML_NAMED, NO_THRESHOLDS, UNGAUGED
+from tests.report.conftest import HTML_NAME, HTML_NAMED, NO_THRESHOLDS, SKIPPED, UNGAUGED
 
 pytestmark = pytest.mark.slow
 
@@ -179,6 +179,16 @@ def test_ungauged_and_threshold_free_stations_say_so(forecast_session: PageSessi
     assert source(forecast_session, "thresholds_data")["y"] == []
 
 
+def test_a_station_not_forecast_is_marked_and_says_why(forecast_session: PageSession) -> None:
+    page = forecast_session.page
+    assert page.evaluate(f"hydroseq.data.map.marker[hydroseq.data.map.station.indexOf('{SKIPPED}')]") == "x"
+    select_row(forecast_session, SKIPPED)
+    assert "not forecast: no valid input at the issue step" in page.locator("#station-details").inner_text()
+    assert all(value is None for value in source(forecast_session, "forecast_data")["median"])
+    assert len(source(forecast_session, "observed_data")["y"]) == 61  # its gauge is still drawn
+    assert "1 not forecast" in page.locator("header").inner_text()
+
+
 def test_a_station_name_made_of_html_is_shown_as_text(forecast_session: PageSession) -> None:
     page = forecast_session.page
     cell = page.locator("#stations tbody tr", has=page.locator(f"td[data-key=station]:text-is('{HTML_NAMED}')"))\
@@ -188,6 +198,21 @@ def test_a_station_name_made_of_html_is_shown_as_text(forecast_session: PageSess
     assert HTML_NAME in page.locator("#station-title").inner_text()
     assert page.locator("img").count() == 0 and page.evaluate("window.injected") is None
     assert forecast_session.console_errors == []
+
+
+def test_the_hover_text_of_the_map_shows_the_html_name_as_text(forecast_session: PageSession) -> None:
+    page = forecast_session.page
+    index = page.evaluate(f"hydroseq.data.map.station.indexOf('{HTML_NAMED}')")
+    page.locator(".map-panel").scroll_into_view_if_needed()
+    x, y = page.evaluate(MARKER_POSITION, index)
+    canvas = page.locator(".map-panel canvas").first.bounding_box()
+    page.mouse.move(canvas["x"] + x - 3, canvas["y"] + y - 3)
+    page.mouse.move(canvas["x"] + x, canvas["y"] + y)
+    tooltip = page.locator(".bk-tooltip-content").first
+    tooltip.wait_for(state="visible", timeout=5000)
+    assert HTML_NAME in tooltip.inner_text()  # the characters, as text
+    assert page.locator("img").count() == 0 and page.evaluate("window.injected") is None
+    page.mouse.move(0, 0)
 
 
 def test_the_filter_keeps_the_stations_whose_name_or_id_matches(forecast_session: PageSession) -> None:

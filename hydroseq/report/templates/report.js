@@ -73,6 +73,7 @@
                              st.previous ? numbers(st.previous) : [], band("90", 1), band("50", 1),
                              ...(st.members || []).map(numbers));
     scaleAxes(st, values, shown);
+    model("hydrograph").visible = finite(values).length > 0;  // nothing to draw: the notes say why, no empty chart
     details(st, forecastDetails(st, shown));
   }
 
