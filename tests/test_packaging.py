@@ -55,7 +55,7 @@ def _names(requirements: list[str]) -> set[str]:
     return {re.match(r"[A-Za-z0-9_.\-]+(\[[^\]]*\])?", item).group(0).lower() for item in requirements}
 
 
-def test_forecast_and_hindcast_run_without_the_training_stack(ingested: Path, exported: Path,
+def test_forecast_hindcast_and_page_run_without_the_training_stack(ingested: Path, exported: Path,
                                                               tmp_path: Path) -> None:
     for issue, name in (("2014-09-30", "forecast.nc"), ("2014-06-01..2014-06-30", "hindcast.nc")):
         done = _without(TRAINING_STACK, "-q", "forecast", "--model", str(exported), "--data", str(ingested),
@@ -64,6 +64,11 @@ def test_forecast_and_hindcast_run_without_the_training_stack(ingested: Path, ex
         assert done.stderr.strip().splitlines()[-1] == "loaded:", done.stderr[-3000:]
         assert (tmp_path / name).exists() and (tmp_path / name).with_suffix(".csv").exists()
     assert (tmp_path / "hindcast_scores.csv").exists()
+    for page in (["--forecast", "forecast.nc", "--hindcast", "hindcast.nc"], ["--hindcast", "hindcast.nc"]):
+        done = _without(TRAINING_STACK, "-q", "report", *page, "--data", str(ingested), "--out", "page.html",
+                        cwd=tmp_path)  # the forecaster's page too, as the daily job's image makes it
+        assert done.returncode == 0 and done.stderr.strip().splitlines()[-1] == "loaded:", done.stderr[-3000:]
+        assert "</html>" in (tmp_path / "page.html").read_text()
 
 
 def test_the_blocker_blocks(tmp_path: Path) -> None:
