@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +23,7 @@ import pytest
 import xarray as xr
 from filelock import FileLock
 
+from benchmarks.browser import PageSession, file_url, page_session
 from tests.conftest import TrainedRun
 from tests.fixtures import shared_dir
 
@@ -136,6 +139,15 @@ def browser():  # type: ignore[no-untyped-def]
         pytest.skip(message)
     with chromium() as launched:
         yield launched
+
+
+@contextmanager
+def opened(browser, page: Path, screenshot: Path) -> Iterator[PageSession]:  # type: ignore[no-untyped-def]
+    """A browser session on ``page`` (loaded, interactive), its full-page screenshot saved as ``screenshot``."""
+    with page_session(browser) as session:
+        session.open(file_url(page))
+        session.page.screenshot(path=str(screenshot), full_page=True)
+        yield session
 
 
 @pytest.fixture(scope="session")

@@ -15,7 +15,7 @@ import pytest
 import xarray as xr
 
 from benchmarks.browser import PageSession, file_url, page_session
-from tests.report.conftest import HTML_NAME, HTML_NAMED, NO_THRESHOLDS, SKIPPED, UNGAUGED
+from tests.report.conftest import HTML_NAME, HTML_NAMED, NO_THRESHOLDS, SKIPPED, UNGAUGED, opened
 
 pytestmark = pytest.mark.slow
 
@@ -51,9 +51,7 @@ def select_row(session: PageSession, station: str) -> None:
 
 @pytest.fixture(scope="module")
 def forecast_session(browser, report_inputs: dict[str, Path], screenshots: Path) -> Iterator[PageSession]:
-    with page_session(browser) as session:
-        session.open(file_url(report_inputs["forecast_page"]))
-        session.page.screenshot(path=str(screenshots / "forecast_page.png"), full_page=True)
+    with opened(browser, report_inputs["forecast_page"], screenshots / "forecast_page.png") as session:
         yield session
 
 

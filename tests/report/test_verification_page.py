@@ -11,8 +11,9 @@ import pandas as pd
 import pytest
 import xarray as xr
 
-from benchmarks.browser import PageSession, file_url, page_session
+from benchmarks.browser import PageSession, file_url
 from hydroseq.report.verification_page import skill_against_persistence
+from tests.report.conftest import opened
 from tests.report.test_forecast_page import DRAWN_MARKERS, select_row, source
 
 pytestmark = pytest.mark.slow
@@ -20,9 +21,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def verification_session(browser, report_inputs: dict[str, Path], screenshots: Path) -> Iterator[PageSession]:
-    with page_session(browser) as session:
-        session.open(file_url(report_inputs["verification_page"]))
-        session.page.screenshot(path=str(screenshots / "verification_page.png"), full_page=True)
+    with opened(browser, report_inputs["verification_page"], screenshots / "verification_page.png") as session:
         yield session
 
 
