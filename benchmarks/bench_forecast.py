@@ -40,9 +40,10 @@ from rich.table import Table
 from benchmarks.timing import median_seconds
 from hydroseq.config import IngestConfig, TrainConfig, load_config, validate_config
 from hydroseq.dataset import Scalers, build_features, load_station_data
+from hydroseq.dataset.window import gather_windows
 from hydroseq.export import ExportedModel, ExportMetadata, export_model
 from hydroseq.forecast import IngestedFile, run_forecast
-from hydroseq.forecast.features import gather_windows, history_lengths
+from hydroseq.forecast.features import history_lengths
 from hydroseq.ingest import ingest
 from hydroseq.model import LSTMModel, get_model, last_valid_step
 from hydroseq.training.checkpoint import Checkpoint

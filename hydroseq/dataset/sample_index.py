@@ -33,6 +33,7 @@ import numpy as np
 
 from hydroseq.config import DataConfig
 from hydroseq.dataset.station_data import StationData
+from hydroseq.dataset.window import window_start
 from hydroseq.fileio import atomic_path
 
 SplitName = Literal["train", "validation", "test"]
@@ -82,7 +83,7 @@ class SampleIndex:
 
     def start(self) -> np.ndarray:
         """Grid index of each sample's first input step."""
-        return self.end - self.length + 1
+        return window_start(self.end, self.length)
 
 
 def build_sample_index(station_data: StationData, data_config: DataConfig, split: SplitName,

@@ -15,6 +15,7 @@ from hydroseq.dataset.sample_index import SampleIndex
 from hydroseq.dataset.scaled_inputs import shared_scaled_inputs
 from hydroseq.dataset.scalers import Scalers
 from hydroseq.dataset.station_data import StationData
+from hydroseq.dataset.window import window_start
 
 
 class SequenceDataset(torch.utils.data.Dataset):
@@ -92,7 +93,7 @@ class SequenceDataset(torch.utils.data.Dataset):
         steps = int(lengths[0]) if pad_to is None else pad_to
         if steps < lengths[0]:
             raise ValueError(f"pad_to {pad_to} is shorter than the longest sample ({lengths[0]})")
-        first_step = end - lengths + 1
+        first_step = window_start(end, lengths)
         x = np.zeros((len(order), steps, self.n_features), dtype=np.float32)
         n_step = self.inputs.n_step_features
         step_targets = (np.full((len(order), steps, len(self.leads)), np.nan, np.float32)

@@ -1,7 +1,7 @@
-"""Model inputs for a forecast: the features the dataset stage builds, cut into fixed-length windows.
+"""What a forecast needs to know of each station's history at its issue steps: how long and how old.
 
-The features themselves come from :func:`hydroseq.dataset.build_features` (the one owner, shared
-with training); this module only picks each station's window ending at the issue step.
+The features come from :func:`hydroseq.dataset.build_features` and the windows are cut by
+:mod:`hydroseq.dataset.window` (the owners, shared with training).
 """
 
 from __future__ import annotations
@@ -30,19 +30,3 @@ def observation_age_hours(target: np.ndarray, ends: np.ndarray, step: pd.Timedel
 def history_lengths(valid: np.ndarray, ends: np.ndarray, seq_len: int) -> np.ndarray:
     """``[station, len(ends)]``: valid steps ending at each end step, capped at ``seq_len``."""
     return np.minimum(run_length_so_far(valid)[:, ends], seq_len)
-
-
-def gather_windows(features: np.ndarray, stations: np.ndarray, ends: np.ndarray, lengths: np.ndarray,
-                   seq_len: int) -> np.ndarray:
-    """Right-padded ``x [rows, seq_len, F]``: row i holds steps ``ends[i]-lengths[i]+1 .. ends[i]``.
-
-    Padding steps are zero. ``stations``, ``ends`` and ``lengths`` are 1-D of equal size.
-    """
-    _n_stations, n_steps, n_features = features.shape
-    flat = np.concatenate([features.reshape(-1, n_features), np.zeros((1, n_features), np.float32)])
-    inside = np.arange(seq_len) < lengths[:, None]
-    first = stations * n_steps + ends - lengths + 1
-    rows = np.where(inside, first[:, None] + np.arange(seq_len), len(flat) - 1)
-    x = np.empty((len(stations), seq_len, n_features), dtype=np.float32)
-    np.take(flat, rows, axis=0, out=x)
-    return x

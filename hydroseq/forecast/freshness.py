@@ -1,8 +1,9 @@
 """How fresh the data behind a forecast are, for a scheduler that runs it every day.
 
 * A data file that ends before the issue time (the day's raw files have not arrived, so
-  ``hydroseq ingest --append`` appended nothing): no station has input at the issue step, which is
-  the "nothing produced" of an all-missing issue step, not an unusable file.
+  ``hydroseq ingest --append`` appended nothing; :func:`hydroseq.grid.issue_times.locate_issue` says so):
+  no station has input at the issue step, which is the "nothing produced" of an all-missing issue
+  step, not an unusable file.
 * Stale gauges: stations whose newest observed target is older than ``max_observation_age`` hours
   at the issue time. They are forecast and published all the same (a model that reads the observed
   discharge reads them as not observed since then); the files flag them and the CLI counts them
@@ -17,16 +18,6 @@ import pandas as pd
 from hydroseq.export import ExportMetadata
 from hydroseq.forecast.data_window import StationInfo
 from hydroseq.forecast.result import ForecastResult
-
-
-def issue_label_past_the_data(times: np.ndarray, step: pd.Timedelta, issue: pd.Timestamp) -> np.datetime64 | None:
-    """The grid label of the issue time ``issue`` (UTC) when it is after the file's last label ``times[-1]``,
-    else None."""
-    last = pd.Timestamp(times[-1])
-    instant = issue.tz_convert("UTC").tz_localize(None)
-    if step <= pd.Timedelta(0) or instant < last + step:
-        return None
-    return np.datetime64(last + (instant - last) // step * step, "ns")
 
 
 def nothing_at_the_issue_step(metadata: ExportMetadata, info: StationInfo, station_ids: tuple[str, ...],

@@ -8,8 +8,8 @@ import numpy as np
 from tqdm import tqdm
 
 from hydroseq.dataset import Scalers
+from hydroseq.dataset.window import gather_windows
 from hydroseq.export import ExportedModel
-from hydroseq.forecast.features import gather_windows
 
 ROWS_PER_CHUNK = 65536  # sequences assembled at once: bounds memory to ~rows x N x F x 4 bytes
 

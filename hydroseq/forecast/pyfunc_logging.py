@@ -29,6 +29,7 @@ from mlflow.types.schema import AnyType, ColSpec, DataType, Schema, TensorSpec
 import hydroseq
 from hydroseq.config import TrainConfig
 from hydroseq.dataset import StationData, load_station_data
+from hydroseq.dataset.window import history_slice
 from hydroseq.export import ExportedModel, ExportMetadata
 from hydroseq.export.exporter import DataProvenance, export_trained_model
 from hydroseq.export.source import read_provenance
@@ -144,5 +145,5 @@ def _example_ending(station_data: StationData, metadata: ExportMetadata, end: in
     """The model input of the first stations over the ``seq_len`` steps ending at step ``end``, its times as the
     forecast CSV writes them (``2014-07-01T08:00:00Z``: the same after MLflow stores the example as JSON)."""
     frame = frame_from_station_data(station_data, metadata, np.arange(min(EXAMPLE_STATIONS, station_data.n_stations)),
-                                    np.arange(max(0, end - metadata.seq_len + 1), end + 1))
+                                    np.arange(end + 1)[history_slice(end, metadata.seq_len)])
     return frame.assign(**{TIME: pd.DatetimeIndex(frame[TIME]).strftime("%Y-%m-%dT%H:%M:%SZ")})

@@ -13,8 +13,8 @@ lists them for a model. Steps without a row count as missing. The rows are check
 ``hydroseq forecast`` check theirs (:mod:`hydroseq.forecast.served_input`: columns, times, the
 plausibility bounds of ingest, recorded in the model's config when it is logged). The issue time is
 the newest ``time`` in the table, or the param ``issue_time``, read as ``hydroseq forecast
---issue-time`` reads it (:func:`hydroseq.forecast.issue_time.parse_instant`: a date is the end of
-that local day of the grid; the grid label at or before it).
+--issue-time`` reads it (:func:`hydroseq.grid.issue_times.parse_instant`: a date is the end of
+that local day of the grid; the grid label at or before it, :func:`hydroseq.grid.issue_times.locate_issue`).
 
 Output: one row per station (in input order) and lead: ``station``, ``issue_time``, ``lead`` (grid
 steps), ``valid_time``, ``value`` (the forecast, its median for a quantile model, negative values
@@ -40,11 +40,11 @@ import pandas as pd
 from mlflow.pyfunc.model import PythonModel, PythonModelContext
 
 from hydroseq.dataset import Scalers, StationData, build_features
+from hydroseq.dataset.window import gather_windows
 from hydroseq.errors import ConfigError, InputDataError
 from hydroseq.export import ExportedModel, ExportMetadata
 from hydroseq.forecast.discharge import add_m3s_columns, m3s_column
-from hydroseq.forecast.features import gather_windows, history_lengths, observation_age_hours
-from hydroseq.forecast.issue_time import label_index_at_or_before, parse_instant
+from hydroseq.forecast.features import history_lengths, observation_age_hours
 from hydroseq.forecast.predict import member_forecasts, to_target_units
 from hydroseq.forecast.probabilistic import exceedance
 from hydroseq.forecast.pyfunc_stations import (
@@ -68,6 +68,7 @@ from hydroseq.forecast.served_input import (
     station_data_from_frame,
 )
 from hydroseq.grid import GridSpec
+from hydroseq.grid.issue_times import locate_issue, parse_instant
 from hydroseq.scoring.thresholds import StationThresholds
 
 EXPORTED_MODEL_ARTIFACT = "exported_model"  # the pyfunc's artifact key: the exported model directory
@@ -201,11 +202,11 @@ def _issue_index(times: np.ndarray, grid: GridSpec, issue_time: str | None) -> i
                           "(a hindcast is hydroseq forecast's)")
     issue = parse_instant(issue_time, grid, option)
     first, last = pd.Timestamp(times[0]), pd.Timestamp(times[-1])
-    index = label_index_at_or_before(times, issue)
-    if index < 0 or issue.tz_localize(None) >= last + grid.step:
+    step = locate_issue(times, grid, issue)
+    if step.before_the_data or step.past_the_data:
         raise InputDataError(INPUT_NAME, f"issue time {issue_time!r} ({issue.tz_localize(None).isoformat()}Z) lies "
                                          f"outside its times {first.isoformat()}Z .. {last.isoformat()}Z")
-    return index
+    return step.index
 
 
 def _output_table(data: StationData, end: int, metadata: ExportMetadata, values: np.ndarray,

@@ -10,19 +10,20 @@ import pandas as pd
 
 from hydroseq import __version__
 from hydroseq.dataset import FeatureLayout, Scalers, StationData, build_features
+from hydroseq.dataset.window import history_slice
 from hydroseq.errors import ConfigError, InputDataError
 from hydroseq.export import ExportedModel
 from hydroseq.export.metadata import METADATA_FILE, ONNX_FILE
 from hydroseq.forecast.baselines import hindcast_baselines, training_climatology
 from hydroseq.forecast.data_window import IngestedFile, StationInfo
 from hydroseq.forecast.features import history_lengths, observation_age_hours
-from hydroseq.forecast.freshness import issue_label_past_the_data, nothing_at_the_issue_step, stale_gauges
-from hydroseq.forecast.issue_time import label_index_at_or_before, parse_issue_times
+from hydroseq.forecast.freshness import nothing_at_the_issue_step, stale_gauges
 from hydroseq.forecast.outputs import PublishedForecast, publish_forecast
 from hydroseq.forecast.predict import predict_issues
 from hydroseq.forecast.probabilistic import exceedance, score_hindcast_distribution, training_record
 from hydroseq.forecast.product_use import MissingForecastInput, ProductUse, product_use
 from hydroseq.forecast.result import ForecastResult
+from hydroseq.grid.issue_times import locate_issue, parse_issue_times
 
 DEFAULT_FORECAST_DIR = Path("runs/forecast")
 
@@ -73,7 +74,7 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
     seq_len)`` steps; otherwise it is listed with the reason. Nothing after the issue step is read
     for the inputs.
 
-    ``issue_time`` is ``T`` or ``START..END`` (see :mod:`hydroseq.forecast.issue_time`); a range is
+    ``issue_time`` is ``T`` or ``START..END`` (see :mod:`hydroseq.grid.issue_times`); a range is
     a hindcast, scored against the observations (NSE/KGE per station and lead, ``<out stem>_scores.csv``)
     beside persistence and the training-period climatology (:mod:`hydroseq.forecast.baselines`).
     Writes ``out`` (CF-NetCDF) and the CSV beside it (and a hindcast's scores) as one set under
@@ -197,20 +198,20 @@ def _check_feature_order(path: Path, data: StationData, scalers: Scalers, layout
 def _plan(source: IngestedFile, issue_time: str, seq_len: int, max_lead: int) -> Plan:
     first, last, is_range = parse_issue_times(issue_time, source.grid)
     times = source.times
-    first_end, last_end = label_index_at_or_before(times, first), label_index_at_or_before(times, last)
-    if last_end < 0 or first_end < 0:
+    first_step, last_step = locate_issue(times, source.grid, first), locate_issue(times, source.grid, last)
+    if first_step.before_the_data or last_step.before_the_data:
         raise InputDataError(source.path, f"issue time {first.isoformat()} is before the first grid step "
                              f"({pd.Timestamp(times[0]).isoformat()}Z)", where="time")
-    past_the_data = issue_label_past_the_data(times, source.grid.step, last)
-    if past_the_data is not None and not is_range:  # nothing to read: run_forecast skips every station
-        return Plan(np.zeros(0, np.int64), 0, 0, is_range, past_the_data)
-    if past_the_data is not None:
+    if last_step.past_the_data and not is_range:  # nothing to read: run_forecast skips every station
+        return Plan(np.zeros(0, np.int64), 0, 0, is_range, last_step.label_past_the_data)
+    if last_step.past_the_data:
         raise InputDataError(source.path, f"data end at {pd.Timestamp(times[-1]).isoformat()}Z, before the "
                              f"issue time {last.isoformat()}: ingest the newest steps first "
                              "(hydroseq ingest --append)", where="time")
+    first_end, last_end = first_step.index, last_step.index
     ends = np.arange(first_end, last_end + 1)
     stop = min(len(times), last_end + 1 + (max_lead if is_range else 0))
-    return Plan(ends=ends, start=max(0, first_end - seq_len + 1), stop=stop, is_range=is_range)
+    return Plan(ends=ends, start=history_slice(first_end, seq_len).start, stop=stop, is_range=is_range)
 
 
 def _skip_reasons(data: StationData, valid: np.ndarray, lengths: np.ndarray, ends: np.ndarray,

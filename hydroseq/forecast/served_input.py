@@ -27,10 +27,11 @@ import numpy as np
 import pandas as pd
 
 from hydroseq.dataset import StationData
+from hydroseq.dataset.window import history_slice
 from hydroseq.errors import InputDataError
 from hydroseq.export import ExportMetadata
-from hydroseq.forecast.issue_time import ISO_8601
 from hydroseq.grid import GridSpec
+from hydroseq.grid.issue_times import ISO_8601
 
 STATION, TIME = "station", "time"
 INPUT_NAME = "model input"  # stands for the file name in error messages
@@ -169,7 +170,7 @@ def check_plausible(data: StationData, end: int, metadata: ExportMetadata, bound
         For the first value outside its bounds or infinite, naming the station, time, column,
         value and bounds.
     """
-    window = slice(max(0, end - metadata.seq_len + 1), end + 1)
+    window = history_slice(end, metadata.seq_len)
     for column, variable, values in _read_values(data, window, metadata):
         low, high = (bounds or {}).get(variable, ANY_VALUE)
         with np.errstate(invalid="ignore"):

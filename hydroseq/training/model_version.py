@@ -22,6 +22,7 @@ import hydroseq.training.store as store
 from hydroseq.config import TrackingConfig, TrainConfig
 from hydroseq.dataset import StationData
 from hydroseq.errors import ConfigError
+from hydroseq.grid.issue_times import locate_issue
 
 LOGGER = logging.getLogger(__name__)
 MODEL_ARTIFACT = "model"
@@ -72,13 +73,12 @@ def example_end(station_data: StationData, config: TrainConfig) -> int:
     if day is None:
         inside = np.flatnonzero(grid.period_mask(times, config.data.splits.validation))
         return int(inside[-1]) if len(inside) else len(times) - 1
-    label = np.datetime64(grid.day_end(day).tz_localize(None).to_datetime64(), "ns")
-    position = int(np.searchsorted(times, label, side="right")) - 1
-    if position < 0 or label >= times[-1] + np.timedelta64(grid.step.to_timedelta64()):
+    step = locate_issue(times, grid, grid.day_end(day))
+    if step.before_the_data or step.past_the_data:
         raise ConfigError(f"tracking.example_issue_time {day}: the data ({station_data.path.name}) hold "
                           f"{np.datetime_as_string(times[0], 'D')} .. {np.datetime_as_string(times[-1], 'D')} (UTC "
                           "labels); choose a day within them")
-    return position
+    return step.index
 
 
 def _logged_models(run_id: str, experiment_id: str) -> list[LoggedModel]:

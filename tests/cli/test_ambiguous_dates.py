@@ -15,8 +15,8 @@ import yaml
 from hydroseq.cli import main
 from hydroseq.config.dates import day_month_order_problem
 from hydroseq.errors import ConfigError, ExitCode
-from hydroseq.forecast.issue_time import parse_issue_times
 from hydroseq.grid import GridSpec
+from hydroseq.grid.issue_times import parse_issue_times
 
 
 def _run(*args: str | Path) -> tuple[int, str, str]:

@@ -27,6 +27,7 @@ from hydroseq.dataset import (
     build_sample_index,
     load_station_data,
 )
+from hydroseq.dataset.window import gather_windows
 from hydroseq.errors import InputDataError
 from hydroseq.export import ExportedModel, ExportMetadata
 from hydroseq.export.exporter import DataProvenance, export_trained_model
@@ -34,7 +35,7 @@ from hydroseq.export.network import reference_prediction
 from hydroseq.export.source import read_provenance
 from hydroseq.forecast import run_forecast
 from hydroseq.forecast.data_window import IngestedFile
-from hydroseq.forecast.features import gather_windows, history_lengths
+from hydroseq.forecast.features import history_lengths
 from hydroseq.model import get_model
 from hydroseq.training.checkpoint import Checkpoint
 from tests.fixtures import add_forecast_variable

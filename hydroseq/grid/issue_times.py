@@ -1,7 +1,9 @@
-"""Issue times given on the command line, resolved to labels of the dataset's time grid.
+"""Issue times, as written by a user, resolved to steps of a time grid: the one owner of that rule.
 
 Grid labels are UTC interval ends (``docs/dataset-format.md``). An issue time selects the last label
-at or before it, so a forecast never uses a step that ends after its issue time.
+at or before it, so a forecast never uses a step that ends after its issue time
+(:func:`locate_issue`, which ``hydroseq forecast``, the served model and the logged model's input
+example all call).
 
 * ``2014-09-30T06:00Z``, ``2014-09-30T06:00+02:00``: an instant.
 * ``2014-09-30T06:00`` (no zone): an instant in the grid's time zone.
@@ -11,13 +13,13 @@ at or before it, so a forecast never uses a step that ends after its issue time.
 
 Only these ISO 8601 forms are read (``hydroseq forecast --help`` says so): ``03/04/2014``
 could be 3 April or March 4 and is an error, as is any text pandas would guess at. The served
-(MLflow pyfunc) model reads its ``issue_time`` param with the same rules
-(:mod:`hydroseq.forecast.pyfunc_model`).
+(MLflow pyfunc) model reads its ``issue_time`` param with the same rules.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -78,7 +80,40 @@ def parse_issue_times(text: str, grid: GridSpec) -> tuple[pd.Timestamp, pd.Times
     return start, end, True
 
 
-def label_index_at_or_before(times: np.ndarray, instant: pd.Timestamp) -> int:
-    """Index of the last grid label ``<= instant`` (``-1`` if every label is later)."""
-    utc = np.datetime64(instant.tz_convert("UTC").tz_localize(None).to_datetime64(), "ns")
-    return int(np.searchsorted(np.asarray(times, dtype="datetime64[ns]"), utc, side="right")) - 1
+@dataclass(frozen=True)
+class IssueStep:
+    """Where an issue time falls on a grid of labels ``times``.
+
+    Attributes
+    ----------
+    index
+        Position of the last label at or before the issue time (``-1``: every label is later).
+    label_past_the_data
+        When the issue time lies after the grid step that the last label ends (the newest steps not
+        there yet): the label of the step it falls in; None otherwise.
+    """
+
+    index: int
+    label_past_the_data: np.datetime64 | None
+
+    @property
+    def before_the_data(self) -> bool:
+        """The issue time lies before the first label."""
+        return self.index < 0
+
+    @property
+    def past_the_data(self) -> bool:
+        """The issue time lies after the last label's step."""
+        return self.label_past_the_data is not None
+
+
+def locate_issue(times: np.ndarray, grid: GridSpec, instant: pd.Timestamp) -> IssueStep:
+    """The step of ``times`` (UTC labels, increasing, on ``grid``) an issue time ``instant`` selects, and
+    whether it lies past their end."""
+    labels = np.asarray(times, dtype="datetime64[ns]")
+    utc = instant.tz_convert("UTC").tz_localize(None) if instant.tzinfo is not None else instant
+    index = int(np.searchsorted(labels, np.datetime64(utc.to_datetime64(), "ns"), side="right")) - 1
+    last = pd.Timestamp(labels[-1])
+    if grid.step <= pd.Timedelta(0) or utc < last + grid.step:
+        return IssueStep(index, None)
+    return IssueStep(index, np.datetime64(last + (utc - last) // grid.step * grid.step, "ns"))

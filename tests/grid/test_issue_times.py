@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from hydroseq.errors import ConfigError
-from hydroseq.forecast.issue_time import label_index_at_or_before, parse_instant, parse_issue_times
 from hydroseq.grid import GridSpec
+from hydroseq.grid.issue_times import locate_issue, parse_instant, parse_issue_times
 
 CARAVAN_GRID = GridSpec("1D", "Etc/GMT+8")  # the bundled Caravan grid: local day D ends D+1 08:00 UTC
 
@@ -40,9 +40,13 @@ def test_bad_text_is_a_clear_error(text: str) -> None:
         parse_instant(text, CARAVAN_GRID)
 
 
-def test_label_at_or_before_never_picks_a_later_step() -> None:
+def test_the_label_at_or_before_never_picks_a_later_step_and_past_the_data_is_said() -> None:
     times = np.array(["2014-09-29T08:00", "2014-09-30T08:00", "2014-10-01T08:00"], dtype="datetime64[ns]")
-    assert label_index_at_or_before(times, pd.Timestamp("2014-09-30T08:00Z")) == 1
-    assert label_index_at_or_before(times, pd.Timestamp("2014-09-30T07:59Z")) == 0
-    assert label_index_at_or_before(times, pd.Timestamp("2014-09-01T00:00Z")) == -1
-    assert label_index_at_or_before(times, pd.Timestamp("2015-01-01T00:00Z")) == 2
+    located = {text: locate_issue(times, CARAVAN_GRID, pd.Timestamp(text)) for text in (
+        "2014-09-30T08:00Z", "2014-09-30T07:59Z", "2014-09-01T00:00Z", "2014-10-02T07:59Z", "2014-10-02T08:00Z",
+        "2015-01-01T00:00Z")}
+    assert [step.index for step in located.values()] == [1, 0, -1, 2, 2, 2]
+    assert located["2014-09-01T00:00Z"].before_the_data and not located["2014-09-30T08:00Z"].before_the_data
+    assert not located["2014-10-02T07:59Z"].past_the_data  # before the next label: the newest whole step
+    assert located["2014-10-02T08:00Z"].label_past_the_data == np.datetime64("2014-10-02T08:00", "ns")
+    assert located["2015-01-01T00:00Z"].label_past_the_data == np.datetime64("2014-12-31T08:00", "ns")
