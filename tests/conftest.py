@@ -98,7 +98,7 @@ def chain(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 def _build_chain(folder: Path) -> dict[str, str]:
     from hydroseq.export import export_model
-    from hydroseq.forecast.pyfunc_logging import log_forecast_model
+    from hydroseq.serving.pyfunc_logging import log_forecast_model
     from hydroseq.training import train
 
     data = ingest_caravan(folder / "caravan_daily.nc", dt.date(2011, 1, 1), dt.date(2014, 12, 31))

@@ -47,9 +47,9 @@ from hydroseq.config import IngestConfig, TrainConfig, validate_config
 from hydroseq.dataset import SequenceDataset, StationData, build_sample_index, load_station_data
 from hydroseq.export import ExportedModel, ExportMetadata, export_model
 from hydroseq.forecast import IngestedFile, run_forecast
-from hydroseq.forecast.pyfunc_logging import log_forecast_model
-from hydroseq.forecast.pyfunc_model import frame_from_station_data
 from hydroseq.ingest import ingest
+from hydroseq.serving.pyfunc_logging import log_forecast_model
+from hydroseq.serving.pyfunc_model import frame_from_station_data
 from hydroseq.training import evaluate, train
 from hydroseq.training.checkpoint import Checkpoint
 from hydroseq.training.data import load_training_data

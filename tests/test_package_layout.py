@@ -4,6 +4,7 @@ module outside :mod:`hydroseq.scoring`."""
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "hydroseq"
-STAGES = ["ingest", "dataset", "batching", "model", "training", "export", "forecast", "report", "cli"]
+STAGES = ["ingest", "dataset", "batching", "model", "training", "export", "forecast", "report", "serving", "cli"]
 MAX_LINES = 300
 FRONT_DOOR = ("__init__.py", "__main__.py")  # the package itself may re-export any stage
 
@@ -141,3 +142,32 @@ def test_the_forecast_command_loads_no_fitting_or_peak_finding_code() -> None:
     assert completed.returncode == 0, completed.stderr[-2000:]
     assert completed.stdout.strip() == "[]"
 
+
+
+HEAVY = ("torch", "mlflow")
+
+
+@pytest.mark.parametrize("path", sorted((PACKAGE / "forecast").glob("*.py")), ids=lambda p: p.name)
+def test_no_forecast_module_imports_torch_or_mlflow(path: Path) -> None:
+    """The forecast stage runs in the ``[forecast]`` install (the CPU image); the served model is serving's."""
+    imported = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            imported.update(alias.name.partition(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            imported.add(node.module.partition(".")[0])
+    assert not imported & set(HEAVY), f"forecast/{path.name} imports {sorted(imported & set(HEAVY))}"
+
+
+def test_the_forecast_stage_has_at_most_20_modules() -> None:
+    assert len(list((PACKAGE / "forecast").glob("*.py"))) <= 20
+
+
+WINDOW_CUT = re.compile(r"-\s*[\w.]*(seq_len|max_len|length|lengths)\b\s*\+\s*1\b")
+
+
+def test_the_history_window_is_cut_in_one_place() -> None:
+    """``end - length + 1``: only :mod:`hydroseq.dataset.window` computes where a window starts."""
+    cutting = sorted(str(path.relative_to(PACKAGE)) for path in _modules()
+                     if WINDOW_CUT.search(re.sub(r'""".*?"""', "", path.read_text(), flags=re.S)))
+    assert cutting == ["dataset/window.py"]

@@ -71,6 +71,19 @@ def test_forecast_hindcast_and_page_run_without_the_training_stack(ingested: Pat
         assert "</html>" in (tmp_path / "page.html").read_text()
 
 
+def test_every_module_of_the_forecast_and_report_stages_imports_without_the_training_stack(tmp_path: Path) -> None:
+    """What the ``[forecast]`` install (the CPU image) can import: every module of ``forecast/`` and ``report/``."""
+    modules = [f"hydroseq.{stage}.{path.stem}" for stage in ("forecast", "report")
+               for path in sorted((REPO_ROOT / "hydroseq" / stage).glob("*.py")) if path.stem != "__init__"]
+    script = BLOCKED_MAIN.split("from hydroseq.cli import main")[0].format(blocked=set(TRAINING_STACK)) + (
+        "import importlib, sys\n"
+        f"for name in {modules!r}:\n    importlib.import_module(name)\n"
+        f"print(sorted({{n.partition('.')[0] for n in sys.modules}} & {set(TRAINING_STACK)!r}))\n")
+    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip() == "[]" and len(modules) >= 25
+
+
 def test_the_blocker_blocks(tmp_path: Path) -> None:
     """The forecast test above would pass vacuously if the blocked modules could still be imported."""
     done = _without(["torch"], "-q", "train", "--config", str(REPO_ROOT / "configs" / "train_demo_quick.yaml"),

@@ -18,8 +18,8 @@ from hydroseq.errors import ExitCode
 from hydroseq.forecast import ForecastResult, ForecastRun, run_forecast
 from hydroseq.forecast.csv_writer import format_time
 from hydroseq.forecast.hindcast import HindcastScores
-from hydroseq.registry import is_model_uri
 from hydroseq.scoring.probabilistic_scores import ProbabilisticScores
+from hydroseq.serving import is_model_uri
 
 LOGGER = logging.getLogger(__name__)
 
@@ -32,14 +32,14 @@ def forecast_command(args: argparse.Namespace) -> int:
     when more were (the files are written all the same), and ``NOTHING_PRODUCED`` when no station
     could be forecast (nothing written; also when the data end before the issue time). A ``--model
     models:/NAME@ALIAS`` (or ``/VERSION``) is the exported model of that registered version
-    (:func:`hydroseq.registry.model_uri.registered_model`); the summary's ``model`` names it.
+    (:func:`hydroseq.serving.model_uri.registered_model`); the summary's ``model`` names it.
     """
     if not is_model_uri(args.model):
         if args.tracking_uri:
             LOGGER.warning(f"hydroseq forecast: --tracking-uri is read with --model models:/... only; {args.model} "
                            "is a model directory")
         return _forecast(args, Path(args.model), {})
-    from hydroseq.registry.model_uri import registered_model
+    from hydroseq.serving.model_uri import registered_model
 
     with registered_model(args.model, args.tracking_uri) as registered:
         LOGGER.info(f"hydroseq forecast: {args.model} is version {registered.version} of {registered.name!r} (run "

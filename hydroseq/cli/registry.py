@@ -1,4 +1,4 @@
-"""``hydroseq promote``: run :func:`hydroseq.registry.promote.promote`, print what the alias names now."""
+"""``hydroseq promote``: run :func:`hydroseq.serving.promote.promote`, print what the alias names now."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import argparse
 
 from hydroseq.cli.output import console_for, finish
 from hydroseq.errors import ExitCode
-from hydroseq.registry.promote import promote
+from hydroseq.serving.promote import promote
 
 
 def promote_command(args: argparse.Namespace) -> int:

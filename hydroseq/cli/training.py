@@ -15,7 +15,7 @@ from rich.table import Table
 from hydroseq.cli.output import console_for, finish
 from hydroseq.config import TrainConfig, load_config
 from hydroseq.errors import ExitCode
-from hydroseq.forecast.pyfunc_logging import log_forecast_model
+from hydroseq.serving.pyfunc_logging import log_forecast_model
 from hydroseq.training import TrainResult, evaluate, train
 from hydroseq.training.distributed import LaunchOptions, launch
 from hydroseq.training.evaluate import Evaluation

@@ -1,9 +1,8 @@
 """Stage ``forecast``: batch forecasts (and hindcasts) for every station from an exported model.
 
-Needs numpy, xarray, netCDF4 and onnxruntime; it never imports torch or the training code, except
-:mod:`hydroseq.forecast.pyfunc_logging`, which ``hydroseq train`` calls to export and log a run's
-forecaster as the MLflow pyfunc model of :mod:`hydroseq.forecast.pyfunc_model` (which needs mlflow,
-not torch). Neither is imported by this package.
+Needs numpy, xarray, netCDF4 and onnxruntime; no module of it imports torch, MLflow or the training
+code (the ``[forecast]`` install imports every one; a test). The same forecast as an MLflow model is
+:mod:`hydroseq.serving`'s.
 
 Public API: :func:`run_forecast` (what ``hydroseq forecast`` calls) returns a :class:`ForecastRun`:
 the :class:`ForecastResult` and, when files were written, the :class:`PublishedForecast`.

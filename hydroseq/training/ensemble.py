@@ -20,8 +20,8 @@ import mlflow
 import hydroseq.training.checkpoint as ckpt
 import hydroseq.training.tracking as tracking
 from hydroseq.config import TrainConfig
+from hydroseq.config.stores import resolve_tracking_uri
 from hydroseq.fileio import write_text_atomic
-from hydroseq.registry.stores import resolve_tracking_uri
 from hydroseq.training.data import load_training_data
 from hydroseq.training.finish import finish_run, start_run
 from hydroseq.training.init_from import load_base_model

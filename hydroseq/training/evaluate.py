@@ -8,9 +8,9 @@ from pathlib import Path
 import mlflow
 
 from hydroseq.config import TrackingConfig
+from hydroseq.config.stores import resolve_tracking_uri
 from hydroseq.dataset import SplitName, load_station_data
 from hydroseq.errors import ConfigError
-from hydroseq.registry.stores import resolve_tracking_uri
 from hydroseq.training.report import SplitReport, report_split
 from hydroseq.training.runtime import resolve_device, set_threads
 from hydroseq.training.tracking import load_run_checkpoint, use_tracking_uri

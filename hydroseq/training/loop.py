@@ -26,9 +26,9 @@ import hydroseq.training.store as store
 import hydroseq.training.tracking as tracking
 from hydroseq.batching import BatchLoader, make_loader
 from hydroseq.config import TrainConfig
+from hydroseq.config.stores import resolve_tracking_uri
 from hydroseq.fileio import make_output_dir, prepare_output_file
 from hydroseq.model import LSTMModel, get_model, masked_mse, nse_loss, pinball_loss
-from hydroseq.registry.stores import resolve_tracking_uri
 from hydroseq.training.augment import hide_forecast, hide_observed
 from hydroseq.training.data import TrainingData, load_training_data
 from hydroseq.training.ensemble import train_ensemble
@@ -68,7 +68,7 @@ def train(config: TrainConfig, data_path: str | Path | None = None, resume: bool
     ``on_member`` each ensemble member's result; ``show_progress`` draws progress bars on a terminal.
     ``log_model`` logs the finished run's model (an ensemble's to the parent run only), which is then
     registered (:func:`hydroseq.training.finish.finish_run`); ``hydroseq train`` passes the pyfunc
-    forecaster's, :func:`hydroseq.forecast.pyfunc_logging.log_forecast_model`. Without it the run
+    forecaster's, :func:`hydroseq.serving.pyfunc_logging.log_forecast_model`. Without it the run
     logs no model (its checkpoints are still artifacts).
     """
     cfg = config.training

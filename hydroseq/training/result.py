@@ -56,4 +56,4 @@ MemberCallback = Callable[[TrainResult], None]
 
 ModelLogger = Callable[[str, Checkpoint, StationData], None]
 """Logs the model of the best checkpoint, under the name given, to the active MLflow run, from the data it was
-trained on (``hydroseq train`` passes :func:`hydroseq.forecast.pyfunc_logging.log_forecast_model`)."""
+trained on (``hydroseq train`` passes :func:`hydroseq.serving.pyfunc_logging.log_forecast_model`)."""

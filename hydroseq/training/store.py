@@ -25,8 +25,8 @@ from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
 
 from hydroseq.config import TrackingConfig
+from hydroseq.config.stores import local_store_path, sqlite_file
 from hydroseq.errors import ConfigError, UnavailableError
-from hydroseq.registry.stores import local_store_path, sqlite_file
 
 T = TypeVar("T")
 STEP_KEY = "epoch"  # the key of a metrics row that gives its MLflow step

@@ -28,9 +28,9 @@ from mlflow.utils.mlflow_tags import MLFLOW_DATASET_CONTEXT, MLFLOW_GIT_COMMIT
 
 import hydroseq.training.store as store
 from hydroseq.config import TrackingConfig
+from hydroseq.config.stores import data_home, resolve_tracking_uri
 from hydroseq.dataset import StationData
 from hydroseq.errors import ConfigError
-from hydroseq.registry.stores import data_home, resolve_tracking_uri
 from hydroseq.training.checkpoint import Checkpoint
 
 MAX_PARAM_LENGTH = 6000  # MLflow's limit on a param value

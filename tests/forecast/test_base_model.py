@@ -15,7 +15,7 @@ from hydroseq.cli import main
 from hydroseq.errors import InputDataError
 from hydroseq.export import ExportedModel, ExportMetadata
 from hydroseq.forecast import run_forecast
-from hydroseq.forecast.pyfunc_logging import log_exported_model
+from hydroseq.serving.pyfunc_logging import log_exported_model
 from hydroseq.training.tracking import use_tracking_uri
 from tests.fixtures import REPO_ROOT, store_uri
 

@@ -25,9 +25,9 @@ import yaml
 
 from hydroseq.cli import build_parser
 from hydroseq.config import DataConfig, TrainConfig, dump_config, load_config
+from hydroseq.config.stores import local_store_path, resolve_tracking_uri
 from hydroseq.forecast.run import DEFAULT_FORECAST_DIR
 from hydroseq.grid import GridSpec
-from hydroseq.registry.stores import local_store_path, resolve_tracking_uri
 from hydroseq.training.tracking import resolve_artifact_root
 from tests.fixtures import write_ingested
 

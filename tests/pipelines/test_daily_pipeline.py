@@ -199,8 +199,8 @@ def test_the_job_forecasts_from_the_registered_model_an_alias_names(setup: dict[
     import mlflow
     from mlflow.tracking import MlflowClient
 
-    from hydroseq.forecast.pyfunc_logging import log_exported_model
-    from hydroseq.registry.promote import promote
+    from hydroseq.serving.promote import promote
+    from hydroseq.serving.pyfunc_logging import log_exported_model
     from hydroseq.training.tracking import use_tracking_uri
 
     store = store_uri(tmp_path)

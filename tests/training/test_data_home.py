@@ -10,8 +10,8 @@ from mlflow.tracking import MlflowClient
 
 from hydroseq.cli import main
 from hydroseq.config import TrackingConfig
+from hydroseq.config.stores import local_store_path, rebase_local_store, resolve_tracking_uri
 from hydroseq.errors import ConfigError, ExitCode
-from hydroseq.registry.stores import local_store_path, rebase_local_store, resolve_tracking_uri
 from hydroseq.training.tracking import load_run_checkpoint, resolve_artifact_root
 
 

@@ -11,8 +11,8 @@ from mlflow.tracking import MlflowClient
 
 from hydroseq.config import DataConfig
 from hydroseq.export import ExportedModel, export_model
-from hydroseq.forecast.pyfunc_logging import log_forecast_model
 from hydroseq.model import EnsembleModel
+from hydroseq.serving.pyfunc_logging import log_forecast_model
 from hydroseq.training import evaluate, train
 from hydroseq.training.checkpoint import Checkpoint
 

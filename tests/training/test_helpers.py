@@ -10,9 +10,9 @@ import pytest
 import torch
 
 from hydroseq.config import TrackingConfig, TrainingConfig
+from hydroseq.config.stores import resolve_tracking_uri
 from hydroseq.dataset import Scalers
 from hydroseq.errors import InputDataError
-from hydroseq.registry.stores import resolve_tracking_uri
 from hydroseq.training.checkpoint import Checkpoint
 from hydroseq.training.runtime import EarlyStopping, lr_factor, resolve_lstm_path
 from hydroseq.training.tracking import flatten_params, use_tracking_uri

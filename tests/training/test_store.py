@@ -91,7 +91,7 @@ def test_a_file_store_is_a_config_error_naming_the_setting(setting: str, tmp_pat
 
 def test_a_file_store_mlflow_is_told_to_allow_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
     from hydroseq.config import TrackingConfig
-    from hydroseq.registry.stores import resolve_tracking_uri
+    from hydroseq.config.stores import resolve_tracking_uri
 
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
     monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")

@@ -13,8 +13,8 @@ import xarray as xr
 from mlflow.tracking import MlflowClient
 
 from hydroseq.errors import ConfigError
-from hydroseq.forecast.pyfunc_logging import log_forecast_model
 from hydroseq.scoring import metrics
+from hydroseq.serving.pyfunc_logging import log_forecast_model
 from hydroseq.training import evaluate, train
 from hydroseq.training.checkpoint import Checkpoint
 from hydroseq.training.runtime import check_bf16

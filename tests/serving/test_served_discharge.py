@@ -1,7 +1,7 @@
 """The served (MLflow pyfunc) model gives the forecast CSV's discharge in m³/s, station names and areas.
 
 The session's tiny run logged its forecaster with the station table of its training file
-(``hydroseq/forecast/pyfunc_stations.py``); loaded from the registry, it predicts ``value_m3s`` equal to
+(``hydroseq/serving/pyfunc_stations.py``); loaded from the registry, it predicts ``value_m3s`` equal to
 the CSV that ``hydroseq forecast`` writes for the same issue time. A copy of that model without the
 table is what a model logged before it looks like: it still loads and predicts, without the m³/s columns.
 """
@@ -23,7 +23,7 @@ from hydroseq.cli import main
 from hydroseq.errors import InputDataError
 from hydroseq.export import ExportMetadata
 from hydroseq.forecast import IngestedFile
-from hydroseq.forecast.pyfunc_model import frame_from_station_data, output_columns
+from hydroseq.serving.pyfunc_model import frame_from_station_data, output_columns
 from hydroseq.training.tracking import use_tracking_uri
 from tests.conftest import TrainedRun
 

@@ -19,7 +19,7 @@ from mlflow.tracking import MlflowClient
 
 from hydroseq.cli import main
 from hydroseq.errors import ConfigError, ExitCode
-from hydroseq.registry.model_uri import parse_model_uri, registered_model
+from hydroseq.serving.model_uri import parse_model_uri, registered_model
 from hydroseq.training import train
 from tests.conftest import TrainedRun
 from tests.fixtures import store_uri

@@ -2,7 +2,7 @@
 
 ``hydroseq forecast`` reads an ingested file: its grid is the file's, and ingest refused values
 outside each variable's plausibility bounds. The served (MLflow pyfunc) model gets a table from
-anywhere (:mod:`hydroseq.forecast.pyfunc_model`), so it checks, each failure an
+anywhere (:mod:`hydroseq.serving.pyfunc_model`), so it checks, each failure an
 :class:`~hydroseq.errors.InputDataError` that names what is wrong:
 
 * every column of :func:`input_columns` is there (the missing ones are named);
@@ -13,7 +13,7 @@ anywhere (:mod:`hydroseq.forecast.pyfunc_model`), so it checks, each failure an
 * no station has two rows for one time, and its static attributes are the same on every row;
 * every value the forecast reads (the last ``seq_len`` steps up to the issue step, and the static
   attributes) is within the plausibility bounds the model was logged with
-  (:mod:`hydroseq.forecast.input_bounds`; without them: within ±1e30); ``inf`` never is. NaN (or a
+  (:mod:`hydroseq.serving.input_bounds`; without them: within ±1e30); ``inf`` never is. NaN (or a
   step without a row) is missing, as a gap in an ingested file: a station without enough valid
   steps gets NaN rows, as ``hydroseq forecast`` skips it.
 """
@@ -40,7 +40,7 @@ Bounds = Mapping[str, Sequence[float]]  # variable -> (low, high) in the ingeste
 
 
 def input_columns(metadata: ExportMetadata) -> list[str]:
-    """The input table's columns for a model, in order (see :mod:`hydroseq.forecast.pyfunc_model`)."""
+    """The input table's columns for a model, in order (see :mod:`hydroseq.serving.pyfunc_model`)."""
     target = [metadata.target] if metadata.lagged_target else []
     return [STATION, TIME, *metadata.dynamic_inputs, *target, *forecast_columns(metadata), *metadata.static_inputs]
 

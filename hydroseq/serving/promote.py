@@ -12,9 +12,9 @@ import re
 from dataclasses import dataclass
 
 from hydroseq.errors import ConfigError, HydroseqError
-from hydroseq.registry import DEFAULT_ALIAS
-from hydroseq.registry.model_uri import resolve_version
-from hydroseq.registry.stores import store_error
+from hydroseq.serving import DEFAULT_ALIAS
+from hydroseq.serving.model_uri import resolve_version
+from hydroseq.serving.stores import store_error
 
 ALIAS = re.compile(r"^[\w-]+$")  # MLflow's alias characters
 RESERVED = re.compile(r"^(latest|[vV]\d+)$")  # names MLflow keeps for itself

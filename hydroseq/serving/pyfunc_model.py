@@ -10,7 +10,7 @@ reads it (NaN where not observed), each weather-forecast input's value for lead 
 step as ``<variable>_forecast_lead<k>`` if the model reads them, and the static attributes (the
 same on every row of a station); the values in the ingested file's units. :func:`input_columns`
 lists them for a model. Steps without a row count as missing. The rows are checked as ingest and
-``hydroseq forecast`` check theirs (:mod:`hydroseq.forecast.served_input`: columns, times, the
+``hydroseq forecast`` check theirs (:mod:`hydroseq.serving.served_input`: columns, times, the
 plausibility bounds of ingest, recorded in the model's config when it is logged). The issue time is
 the newest ``time`` in the table, or the param ``issue_time``, read as ``hydroseq forecast
 --issue-time`` reads it (:func:`hydroseq.grid.issue_times.parse_instant`: a date is the end of
@@ -19,13 +19,13 @@ that local day of the grid; the grid label at or before it, :func:`hydroseq.grid
 Output: one row per station (in input order) and lead: ``station``, ``issue_time``, ``lead`` (grid
 steps), ``valid_time``, ``value`` (the forecast, its median for a quantile model, negative values
 published as 0), for a quantile model ``value_q05`` ... and, when it was logged with flood
-thresholds (:mod:`hydroseq.forecast.pyfunc_thresholds`), the probability of exceeding each
+thresholds (:mod:`hydroseq.serving.pyfunc_thresholds`), the probability of exceeding each
 ``p_exceed_<level>`` (as in the forecast CSV), for an ensemble each member's point forecast
 ``value_member0`` ... (the member spread), and for a model that reads the observed target
 ``observation_age_hours`` (how late the gauge was at the issue time, as in the forecast CSV). A
 station with fewer than ``min(min_len, seq_len)`` valid steps up to the issue time gets NaN, also
 when no station has them. A model logged with its training file's station table
-(:mod:`hydroseq.forecast.pyfunc_stations`) adds, as the CSV does, each value in m³/s (``value_m3s``,
+(:mod:`hydroseq.serving.pyfunc_stations`) adds, as the CSV does, each value in m³/s (``value_m3s``,
 ``value_q05_m3s``, ..., ``value_member0_m3s``, ...: after the members, before the observation age;
 NaN for a station without an area) and ends with ``station_name`` and ``area_km2``; an optional input
 column ``area_km2`` (km², the same on a station's rows) overrides the recorded area of a station.
@@ -47,7 +47,11 @@ from hydroseq.forecast.discharge import add_m3s_columns, m3s_column
 from hydroseq.forecast.features import history_lengths, observation_age_hours
 from hydroseq.forecast.predict import member_forecasts, to_target_units
 from hydroseq.forecast.probabilistic import exceedance
-from hydroseq.forecast.pyfunc_stations import (
+from hydroseq.forecast.result import OBSERVATION_AGE_COLUMN, member_column, quantile_label
+from hydroseq.grid import GridSpec
+from hydroseq.grid.issue_times import locate_issue, parse_instant
+from hydroseq.scoring.thresholds import StationThresholds
+from hydroseq.serving.pyfunc_stations import (
     AREA_COLUMN,
     NAME_COLUMN,
     STATIONS_ARTIFACT,
@@ -55,9 +59,8 @@ from hydroseq.forecast.pyfunc_stations import (
     given_areas,
     read_stations,
 )
-from hydroseq.forecast.pyfunc_thresholds import FLOOD_THRESHOLDS_ARTIFACT, exceedance_columns, read_thresholds
-from hydroseq.forecast.result import OBSERVATION_AGE_COLUMN, member_column, quantile_label
-from hydroseq.forecast.served_input import (
+from hydroseq.serving.pyfunc_thresholds import FLOOD_THRESHOLDS_ARTIFACT, exceedance_columns, read_thresholds
+from hydroseq.serving.served_input import (
     INPUT_NAME,
     STATION,
     TIME,
@@ -67,9 +70,6 @@ from hydroseq.forecast.served_input import (
     input_columns,
     station_data_from_frame,
 )
-from hydroseq.grid import GridSpec
-from hydroseq.grid.issue_times import locate_issue, parse_instant
-from hydroseq.scoring.thresholds import StationThresholds
 
 EXPORTED_MODEL_ARTIFACT = "exported_model"  # the pyfunc's artifact key: the exported model directory
 ISSUE_TIME_PARAM = "issue_time"  # "" (the default): the newest time in the input
@@ -119,7 +119,7 @@ def forecast_frame(model: ExportedModel, frame: pd.DataFrame, issue_time: str | 
     """The forecast of every station of the long table ``frame`` at ``issue_time`` (default: its newest time).
 
     ``bounds`` are the plausibility bounds of the inputs (``{variable: (low, high)}``,
-    :func:`hydroseq.forecast.input_bounds.input_bounds`); without them a value must lie within ±1e30.
+    :func:`hydroseq.serving.input_bounds.input_bounds`); without them a value must lie within ±1e30.
     A quantile model with flood ``thresholds`` adds the probability of exceeding each (a station they
     lack: NaN), computed as ``hydroseq forecast`` computes it. With the ``stations`` table it adds the
     values in m³/s and each station's name and area (the input's ``area_km2`` column first).
@@ -127,7 +127,7 @@ def forecast_frame(model: ExportedModel, frame: pd.DataFrame, issue_time: str | 
     Raises
     ------
     InputDataError
-        If the rows fail a check of :mod:`hydroseq.forecast.served_input` (a column missing, a time
+        If the rows fail a check of :mod:`hydroseq.serving.served_input` (a column missing, a time
         off the model's grid, two rows for a station and time, static attributes that differ, a
         value outside its plausible range in the steps the forecast reads), or the issue time lies
         outside the table, or a station's rows give different ``area_km2``.

@@ -3,13 +3,13 @@
 :func:`log_forecast_model` is the ``log_model`` hook of :func:`hydroseq.training.train`: the
 training stage cannot import the exporter (a later stage), so its caller hands this in. It exports
 the best checkpoint with the project's exporter at ``seq_len = data.max_len`` into a temporary
-folder and logs, without pickling anything, the pyfunc model of :mod:`hydroseq.forecast.pyfunc_model`
+folder and logs, without pickling anything, the pyfunc model of :mod:`hydroseq.serving.pyfunc_model`
 from its code file (MLflow's "models from code"), that folder as its artifact, for a quantile model
-the flood thresholds of the training data as a second one (:mod:`hydroseq.forecast.pyfunc_thresholds`),
-the names and catchment areas of its stations as another (:mod:`hydroseq.forecast.pyfunc_stations`),
+the flood thresholds of the training data as a second one (:mod:`hydroseq.serving.pyfunc_thresholds`),
+the names and catchment areas of its stations as another (:mod:`hydroseq.serving.pyfunc_stations`),
 the hydroseq package as its code, a signature, an input example (real rows of the training data,
 ending at ``tracking.example_issue_time``) and, as its model config, the plausibility bounds of its
-inputs (:mod:`hydroseq.forecast.input_bounds`). Unlike the rest of this stage it needs torch and the
+inputs (:mod:`hydroseq.serving.input_bounds`). Unlike the rest of this stage it needs torch and the
 training code (the exporter's) and the ingest stage (the bounds').
 """
 
@@ -33,15 +33,16 @@ from hydroseq.dataset.window import history_slice
 from hydroseq.export import ExportedModel, ExportMetadata
 from hydroseq.export.exporter import DataProvenance, export_trained_model
 from hydroseq.export.source import read_provenance
-from hydroseq.forecast.input_bounds import input_bounds
-from hydroseq.forecast.pyfunc_model import (
+from hydroseq.scoring.thresholds import StationThresholds
+from hydroseq.serving.input_bounds import input_bounds
+from hydroseq.serving.pyfunc_model import (
     EXPORTED_MODEL_ARTIFACT,
     INPUT_BOUNDS_CONFIG,
     ISSUE_TIME_PARAM,
     forecast_frame,
     frame_from_station_data,
 )
-from hydroseq.forecast.pyfunc_stations import (
+from hydroseq.serving.pyfunc_stations import (
     AREA_COLUMN,
     STATIONS_ARTIFACT,
     STATIONS_FILE,
@@ -49,15 +50,14 @@ from hydroseq.forecast.pyfunc_stations import (
     derive_stations,
     write_stations,
 )
-from hydroseq.forecast.pyfunc_thresholds import (
+from hydroseq.serving.pyfunc_thresholds import (
     FLOOD_THRESHOLDS_ARTIFACT,
     FLOOD_THRESHOLDS_FILE,
     derive_thresholds,
     write_thresholds,
 )
-from hydroseq.forecast.served_input import TIME
-from hydroseq.registry.stores import no_artifact_progress_bars
-from hydroseq.scoring.thresholds import StationThresholds
+from hydroseq.serving.served_input import TIME
+from hydroseq.serving.stores import no_artifact_progress_bars
 from hydroseq.training.checkpoint import Checkpoint
 from hydroseq.training.model_version import example_end
 
@@ -124,7 +124,7 @@ def _log_directory(name: str, exported: ExportedModel, example: pd.DataFrame, bo
 def signature(exported: ExportedModel, example: pd.DataFrame, bounds: dict[str, list[float]],
               thresholds: StationThresholds | None = None, stations: StationTable | None = None) -> ModelSignature:
     """The signature inferred from ``example`` and the model's output on it, with two changes that leave the
-    checks to the model (:mod:`hydroseq.forecast.served_input`), whose errors name what is wrong: ``time``
+    checks to the model (:mod:`hydroseq.serving.served_input`), whose errors name what is wrong: ``time``
     may be of any type (a datetime with or without a zone, ISO 8601 text), and every column is optional;
     with ``stations``, the optional ``area_km2`` (double) follows them."""
     with warnings.catch_warnings():  # the output's integer lead is never missing: MLflow's hint does not apply

@@ -6,7 +6,7 @@ kind, in the source's units, for each source step). ``hydroseq forecast`` reads 
 through; the served (MLflow pyfunc) model reads rows from anywhere. :func:`input_bounds` carries
 ingest's bounds onto the grid of the ingested file the model was trained on, in that file's units,
 from the ingest config the file records, so that the served model refuses what ingest would have
-refused (:mod:`hydroseq.forecast.served_input`):
+refused (:mod:`hydroseq.serving.served_input`):
 
 * a bound is converted from the source's units to the file's (``mm/h`` to ``mm/d``, ``K`` to ``degC``);
 * an amount summed over the source steps of one grid step: the bound times their number;
@@ -32,9 +32,9 @@ from pydantic import ValidationError
 from hydroseq.config import IngestConfig
 from hydroseq.config.variables import VariableSpec
 from hydroseq.export import ExportMetadata
-from hydroseq.forecast.served_input import ANY_VALUE
 from hydroseq.ingest import plausibility, units
 from hydroseq.ingested import open_ingested
+from hydroseq.serving.served_input import ANY_VALUE
 
 
 def input_bounds(path: str | Path, metadata: ExportMetadata) -> dict[str, list[float]]:

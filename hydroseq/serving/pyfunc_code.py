@@ -2,6 +2,6 @@
 
 from mlflow.models import set_model
 
-from hydroseq.forecast.pyfunc_model import ForecastModel
+from hydroseq.serving.pyfunc_model import ForecastModel
 
 set_model(ForecastModel())

@@ -21,8 +21,8 @@ from hydroseq.errors import InputDataError
 from hydroseq.export import ExportedModel, ExportMetadata
 from hydroseq.export.source import read_provenance
 from hydroseq.forecast import IngestedFile, run_forecast
-from hydroseq.forecast.pyfunc_logging import log_forecast_model, serving_requirements
-from hydroseq.forecast.pyfunc_model import forecast_frame, frame_from_station_data, input_columns, output_columns
+from hydroseq.serving.pyfunc_logging import log_forecast_model, serving_requirements
+from hydroseq.serving.pyfunc_model import forecast_frame, frame_from_station_data, input_columns, output_columns
 from hydroseq.training.tracking import use_tracking_uri
 from tests.fixtures import add_forecast_variable, store_uri, untrained_members
 
@@ -107,7 +107,7 @@ def test_the_model_has_a_signature_an_example_a_version_and_its_provenance(versi
     assert flavor["loader_module"] == "mlflow.pyfunc.loaders.code_model"  # models from code
     copied = ExportedModel(local / flavor["artifacts"]["exported_model"]["path"])  # checksums verified
     assert copied.metadata.run_id == trained.run_id and copied.seq_len == trained.config.data.max_len
-    assert (local / "code" / "hydroseq" / "forecast" / "pyfunc_model.py").is_file()
+    assert (local / "code" / "hydroseq" / "serving" / "pyfunc_model.py").is_file()
     assert "torch" not in (local / "requirements.txt").read_text()
 
     run = MlflowClient(trained.tracking_uri).get_run(trained.run_id)

@@ -27,10 +27,10 @@ from mlflow.tracking import MlflowClient
 
 from hydroseq.errors import ConfigError, HydroseqError
 from hydroseq.fileio.space import space_errno
-from hydroseq.registry import MODEL_URI_PREFIX
-from hydroseq.registry.stores import no_artifact_progress_bars, open_registry, store_error
+from hydroseq.serving import MODEL_URI_PREFIX
+from hydroseq.serving.stores import no_artifact_progress_bars, open_registry, store_error
 
-EXPORTED_MODEL_ARTIFACT = "exported_model"  # the pyfunc model's artifact key (hydroseq.forecast.pyfunc_model)
+EXPORTED_MODEL_ARTIFACT = "exported_model"  # the pyfunc model's artifact key (hydroseq.serving.pyfunc_model)
 URI = re.compile(r"^models:/(?P<name>[^/@]+)(?:/(?P<version>\d+)|@(?P<alias>[\w-]+))$")
 FORMS = "models:/NAME@ALIAS (models:/demo@champion) or models:/NAME/VERSION (models:/demo/3)"
 LISTED = 10  # names, versions or aliases an error lists at most

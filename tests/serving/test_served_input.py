@@ -28,9 +28,9 @@ from hydroseq.dataset import Scalers, load_station_data
 from hydroseq.errors import ConfigError, ExitCode, InputDataError
 from hydroseq.export import ExportMetadata
 from hydroseq.forecast import IngestedFile, run_forecast
-from hydroseq.forecast.input_bounds import grid_bounds
-from hydroseq.forecast.pyfunc_logging import log_forecast_model
-from hydroseq.forecast.pyfunc_model import frame_from_station_data
+from hydroseq.serving.input_bounds import grid_bounds
+from hydroseq.serving.pyfunc_logging import log_forecast_model
+from hydroseq.serving.pyfunc_model import frame_from_station_data
 from hydroseq.training.tracking import use_tracking_uri
 from tests.fixtures import store_uri, untrained_members
 
