@@ -43,7 +43,7 @@ from hydroseq.dataset import Scalers, build_features, load_station_data
 from hydroseq.dataset.window import gather_windows
 from hydroseq.export import ExportedModel, ExportMetadata, export_model
 from hydroseq.forecast import IngestedFile, run_forecast
-from hydroseq.forecast.features import history_lengths
+from hydroseq.forecast.core import history_lengths
 from hydroseq.ingest import ingest
 from hydroseq.model import LSTMModel, get_model, last_valid_step
 from hydroseq.training.checkpoint import Checkpoint

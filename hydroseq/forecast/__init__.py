@@ -8,7 +8,7 @@ Public API: :func:`run_forecast` (what ``hydroseq forecast`` calls) returns a :c
 the :class:`ForecastResult` and, when files were written, the :class:`PublishedForecast`.
 :class:`IngestedFile` opens an ingested file against a model's metadata and reads a slice of steps
 (``IngestedFile(path, metadata).read(start, stop)``), e.g. the table the served model reads. How the
-network inputs are assembled (:mod:`hydroseq.forecast.features`) is internal.
+network inputs are assembled and run (:mod:`hydroseq.forecast.core`, shared with the served model) is internal.
 """
 
 from hydroseq.forecast.data_window import IngestedFile

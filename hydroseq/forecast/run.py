@@ -9,17 +9,16 @@ import numpy as np
 import pandas as pd
 
 from hydroseq import __version__
-from hydroseq.dataset import FeatureLayout, Scalers, StationData, build_features
+from hydroseq.dataset import FeatureLayout, Scalers, StationData
 from hydroseq.dataset.window import history_slice
 from hydroseq.errors import ConfigError, InputDataError
 from hydroseq.export import ExportedModel
 from hydroseq.export.metadata import METADATA_FILE, ONNX_FILE
 from hydroseq.forecast.baselines import hindcast_baselines, training_climatology
+from hydroseq.forecast.core import forecast_core
 from hydroseq.forecast.data_window import IngestedFile, StationInfo
-from hydroseq.forecast.features import history_lengths, observation_age_hours
 from hydroseq.forecast.freshness import nothing_at_the_issue_step, stale_gauges
 from hydroseq.forecast.outputs import PublishedForecast, publish_forecast
-from hydroseq.forecast.predict import predict_issues
 from hydroseq.forecast.probabilistic import exceedance, score_hindcast_distribution, training_record
 from hydroseq.forecast.product_use import MissingForecastInput, ProductUse, product_use
 from hydroseq.forecast.result import ForecastResult
@@ -151,16 +150,12 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
         forcing_attributes = source.forcing.attributes if source.forcing is not None else {}
     layout = metadata.feature_layout()
     _check_feature_order(Path(model_dir) / METADATA_FILE, data, scalers, layout, metadata.feature_names)
-    features, valid = build_features(data, scalers, layout)
     local_ends = plan.ends - plan.start
     products = product_use(metadata, data, local_ends, references, missing_forecast_input,
                            Path(forcing_forecast or data_path), forcing_attributes)
-    lengths = history_lengths(valid, local_ends, metadata.seq_len)
-    needed = min(metadata.min_len, metadata.seq_len)
-    values, members = predict_issues(model, scalers, data.station_ids, features, local_ends, lengths, needed,
-                                     batch_size, progress=show_progress and plan.is_range)
-    age = observation_age_hours(data.target, local_ends, metadata.grid.step).T if layout.observed_flag else None
-    skipped = _skip_reasons(data, valid, lengths, local_ends, needed)
+    core = forecast_core(model, data, local_ends, batch_size, progress=show_progress and plan.is_range)
+    values, members, age = core.values, core.members, core.observation_age_hours
+    skipped = _skip_reasons(data, core.valid, core.lengths, local_ends, core.needed)
     ungauged = () if newest is None or not observed_flag else tuple(np.asarray(data.station_ids)[newest < 0])
     result = replace(_result(model, data, info, plan, values, members, skipped, age, products), ungauged=ungauged)
     label = model_label if model_label is not None else {"model_name": Path(model_dir).resolve().name}

@@ -39,13 +39,11 @@ import numpy as np
 import pandas as pd
 from mlflow.pyfunc.model import PythonModel, PythonModelContext
 
-from hydroseq.dataset import Scalers, StationData, build_features
-from hydroseq.dataset.window import gather_windows
+from hydroseq.dataset import StationData
 from hydroseq.errors import ConfigError, InputDataError
 from hydroseq.export import ExportedModel, ExportMetadata
+from hydroseq.forecast.core import forecast_core
 from hydroseq.forecast.discharge import add_m3s_columns, m3s_column
-from hydroseq.forecast.features import history_lengths, observation_age_hours
-from hydroseq.forecast.predict import member_forecasts, to_target_units
 from hydroseq.forecast.probabilistic import exceedance
 from hydroseq.forecast.result import OBSERVATION_AGE_COLUMN, member_column, quantile_label
 from hydroseq.grid import GridSpec
@@ -135,27 +133,14 @@ def forecast_frame(model: ExportedModel, frame: pd.DataFrame, issue_time: str | 
         If ``issue_time`` is not a form ``hydroseq forecast --issue-time`` reads.
     """
     metadata = model.metadata
-    scalers = Scalers.from_dict(metadata.scalers)
     data = station_data_from_frame(frame, metadata)
     end = _issue_index(data.times, metadata.grid, issue_time)
     check_plausible(data, end, metadata, bounds)
-    layout = metadata.feature_layout()
-    features, valid = build_features(data, scalers, layout)
-    lengths = history_lengths(valid, np.array([end]), metadata.seq_len)[:, 0]
-    rows = np.flatnonzero(lengths >= min(metadata.min_len, metadata.seq_len))
-    x = gather_windows(features, rows, np.full(len(rows), end), lengths[rows], metadata.seq_len)
-    scaled, scaled_members = model.run(x, lengths[rows])
-    n_leads, levels = len(metadata.leads), metadata.quantiles
-    ids = [data.station_ids[row] for row in rows]
-    values = np.full((data.n_stations, n_leads, *((len(levels),) if levels else ())), np.nan, np.float32)
-    values[rows] = to_target_units(scalers, scaled, ids)
-    members = None
-    if scaled_members is not None and metadata.members > 1:
-        members = np.full((data.n_stations, n_leads, metadata.members), np.nan, np.float32)
-        members[rows] = member_forecasts(scalers, scaled_members, levels, ids)
-    age_hours = None
-    if layout.observed_flag:
-        age_hours = observation_age_hours(data.target, np.array([end]), metadata.grid.step)[:, 0]
+    core = forecast_core(model, data, np.array([end]))
+    levels = metadata.quantiles
+    values = core.values[0]
+    members = core.members[0] if core.members is not None else None
+    age_hours = core.observation_age_hours[0] if core.observation_age_hours is not None else None
     exceeding = None
     if thresholds is not None and levels:  # [station, lead, threshold], as the CSV's p_exceed_<level>
         exceeding = exceedance(values[None], tuple(levels), thresholds.for_stations(data.station_ids))[0]

@@ -166,7 +166,7 @@ def test_hindcast_scores_against_observations(exported, ingested, tmp_path) -> N
 def test_negative_model_outputs_are_published_as_zero_discharge(exported: Path, ingested: Path) -> None:
     from hydroseq.dataset import Scalers
     from hydroseq.export import ExportedModel
-    from hydroseq.forecast.predict import to_target_units
+    from hydroseq.forecast.core import to_target_units
 
     scalers = Scalers.from_dict(ExportedModel(exported).metadata.scalers)
     stations = [str(xr.open_dataset(ingested).station.values[0])] * 3

@@ -34,8 +34,8 @@ from hydroseq.export.exporter import DataProvenance, export_trained_model
 from hydroseq.export.network import reference_prediction
 from hydroseq.export.source import read_provenance
 from hydroseq.forecast import run_forecast
+from hydroseq.forecast.core import history_lengths
 from hydroseq.forecast.data_window import IngestedFile
-from hydroseq.forecast.features import history_lengths
 from hydroseq.model import get_model
 from hydroseq.training.checkpoint import Checkpoint
 from tests.fixtures import add_forecast_variable
