@@ -33,6 +33,7 @@ from hydroseq.dataset.window import history_slice
 from hydroseq.export import ExportedModel, ExportMetadata
 from hydroseq.export.exporter import DataProvenance, export_trained_model
 from hydroseq.export.source import read_provenance
+from hydroseq.forecast.table import AREA_COLUMN
 from hydroseq.scoring.thresholds import StationThresholds
 from hydroseq.serving.input_bounds import input_bounds
 from hydroseq.serving.pyfunc_model import (
@@ -43,7 +44,6 @@ from hydroseq.serving.pyfunc_model import (
     frame_from_station_data,
 )
 from hydroseq.serving.pyfunc_stations import (
-    AREA_COLUMN,
     STATIONS_ARTIFACT,
     STATIONS_FILE,
     StationTable,

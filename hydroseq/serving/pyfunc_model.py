@@ -43,21 +43,19 @@ from hydroseq.dataset import StationData
 from hydroseq.errors import ConfigError, InputDataError
 from hydroseq.export import ExportedModel, ExportMetadata
 from hydroseq.forecast.core import forecast_core
-from hydroseq.forecast.discharge import add_m3s_columns, m3s_column
 from hydroseq.forecast.probabilistic import exceedance
-from hydroseq.forecast.result import OBSERVATION_AGE_COLUMN, member_column, quantile_label
+from hydroseq.forecast.result import ForecastResult
+from hydroseq.forecast.table import forecast_table, table_columns
 from hydroseq.grid import GridSpec
 from hydroseq.grid.issue_times import locate_issue, parse_instant
 from hydroseq.scoring.thresholds import StationThresholds
 from hydroseq.serving.pyfunc_stations import (
-    AREA_COLUMN,
-    NAME_COLUMN,
     STATIONS_ARTIFACT,
     StationTable,
     given_areas,
     read_stations,
 )
-from hydroseq.serving.pyfunc_thresholds import FLOOD_THRESHOLDS_ARTIFACT, exceedance_columns, read_thresholds
+from hydroseq.serving.pyfunc_thresholds import FLOOD_THRESHOLDS_ARTIFACT, read_thresholds
 from hydroseq.serving.served_input import (
     INPUT_NAME,
     STATION,
@@ -79,15 +77,12 @@ __all__ = ["EXPORTED_MODEL_ARTIFACT", "INPUT_BOUNDS_CONFIG", "ISSUE_TIME_PARAM",
 def output_columns(metadata: ExportMetadata, thresholds: StationThresholds | None = None,
                    stations: StationTable | None = None) -> list[str]:
     """The output table's columns for a model (logged with flood ``thresholds``, if it has quantiles, and the
-    ``stations`` table)."""
-    members = [member_column(member) for member in range(metadata.members)] if metadata.members > 1 else []
-    age = [OBSERVATION_AGE_COLUMN] if metadata.feature_layout().observed_flag else []
-    exceeding = exceedance_columns(thresholds) if metadata.quantiles else []
-    values = ["value", *(f"value_{quantile_label(level)}" for level in metadata.quantiles)]
-    in_m3s = ([m3s_column(name) for name in values + members]
-              if stations is not None and stations.converts(metadata.grid.step) else [])
-    named = [NAME_COLUMN, AREA_COLUMN] if stations is not None else []
-    return [STATION, "issue_time", "lead", "valid_time", *values, *exceeding, *members, *in_m3s, *age, *named]
+    ``stations`` table): those of the forecast CSV it has (:func:`hydroseq.forecast.table.table_columns`)."""
+    return table_columns(metadata.quantiles, thresholds.levels if thresholds is not None and metadata.quantiles else (),
+                         metadata.members if metadata.members > 1 else 0,
+                         in_m3s=stations is not None and stations.converts(metadata.grid.step),
+                         observation_age=metadata.feature_layout().observed_flag, names=stations is not None,
+                         areas=stations is not None)
 
 
 class ForecastModel(PythonModel):
@@ -137,26 +132,22 @@ def forecast_frame(model: ExportedModel, frame: pd.DataFrame, issue_time: str | 
     end = _issue_index(data.times, metadata.grid, issue_time)
     check_plausible(data, end, metadata, bounds)
     core = forecast_core(model, data, np.array([end]))
-    levels = metadata.quantiles
-    values = core.values[0]
-    members = core.members[0] if core.members is not None else None
-    age_hours = core.observation_age_hours[0] if core.observation_age_hours is not None else None
-    exceeding = None
-    if thresholds is not None and levels:  # [station, lead, threshold], as the CSV's p_exceed_<level>
-        exceeding = exceedance(values[None], tuple(levels), thresholds.for_stations(data.station_ids))[0]
-    table = _output_table(data, end, metadata, values, members, age_hours, thresholds, exceeding)
-    return table if stations is None else _with_stations(table, metadata, thresholds if exceeding is not None else None,
-                                                         stations, given_areas(frame, INPUT_NAME))
-
-
-def _with_stations(table: pd.DataFrame, metadata: ExportMetadata, thresholds: StationThresholds | None,
-                   stations: StationTable, given: dict[str, float]) -> pd.DataFrame:
-    """``table`` with the m³/s columns of the forecast CSV and each station's name and area, in its order."""
-    ids = tuple(str(station) for station in table[STATION])
-    areas = stations.areas(tuple(dict.fromkeys(ids)), given)
-    converted = add_m3s_columns(table, stations.units, metadata.grid.step, areas)
-    named = converted.assign(**{NAME_COLUMN: stations.names_of(ids), AREA_COLUMN: [areas[i] for i in ids]})
-    return named[output_columns(metadata, thresholds, stations)]
+    levels = tuple(metadata.quantiles)
+    exceeding, station_thresholds = None, None
+    if thresholds is not None and levels:  # [issue, station, lead, threshold], as the CSV's p_exceed_<level>
+        station_thresholds = thresholds.for_stations(data.station_ids)
+        exceeding = exceedance(core.values, levels, station_thresholds)
+    areas = stations.areas(data.station_ids, given_areas(frame, INPUT_NAME)) if stations is not None else None
+    result = ForecastResult(
+        issue_times=data.times[[end]], stations=data.station_ids, leads=np.asarray(metadata.leads, dtype=np.int64),
+        step=metadata.grid.step, values=core.values[..., levels.index(0.5)] if levels else core.values,
+        variable=metadata.target, units=stations.units if stations is not None else "",
+        quantiles=core.values if levels else None, quantile_levels=levels or None, members=core.members,
+        observation_age_hours=core.observation_age_hours, thresholds=station_thresholds, exceedance=exceeding,
+        station_names=tuple(stations.names_of(data.station_ids)) if stations is not None else None,  # type: ignore[arg-type]
+        area_km2=np.asarray([areas[station] for station in data.station_ids]) if areas is not None else None)
+    table = forecast_table(result, every_station=True, in_m3s=stations is not None, ungauged=False)
+    return table[output_columns(metadata, thresholds if exceeding is not None else None, stations)]
 
 
 def frame_from_station_data(data: StationData, metadata: ExportMetadata, stations: np.ndarray | None = None,
@@ -192,31 +183,3 @@ def _issue_index(times: np.ndarray, grid: GridSpec, issue_time: str | None) -> i
         raise InputDataError(INPUT_NAME, f"issue time {issue_time!r} ({issue.tz_localize(None).isoformat()}Z) lies "
                                          f"outside its times {first.isoformat()}Z .. {last.isoformat()}Z")
     return step.index
-
-
-def _output_table(data: StationData, end: int, metadata: ExportMetadata, values: np.ndarray,
-                  members: np.ndarray | None, age_hours: np.ndarray | None,
-                  thresholds: StationThresholds | None = None, exceeding: np.ndarray | None = None) -> pd.DataFrame:
-    """One row per station and lead, in the columns of :func:`output_columns`."""
-    levels = metadata.quantiles
-    leads = np.asarray(metadata.leads, dtype=np.int64)
-    issue = data.times[end]
-    n_stations = data.n_stations
-    table = {
-        STATION: np.repeat(np.asarray(data.station_ids, dtype=object), len(leads)),
-        "issue_time": np.full(n_stations * len(leads), issue),
-        "lead": np.tile(leads, n_stations),
-        "valid_time": np.tile(issue + leads * metadata.grid.step.to_timedelta64(), n_stations),
-        "value": (values[..., levels.index(0.5)] if levels else values).reshape(-1),
-    }
-    for position, level in enumerate(levels):
-        table[f"value_{quantile_label(level)}"] = values[..., position].reshape(-1)
-    if exceeding is not None:
-        for position, column in enumerate(exceedance_columns(thresholds)):
-            table[column] = exceeding[..., position].reshape(-1)
-    if members is not None:
-        for member in range(members.shape[-1]):
-            table[member_column(member)] = members[..., member].reshape(-1)
-    if age_hours is not None:
-        table[OBSERVATION_AGE_COLUMN] = np.repeat(age_hours, len(leads))
-    return pd.DataFrame(table, columns=output_columns(metadata, thresholds if exceeding is not None else None))

@@ -25,10 +25,10 @@ from hydroseq.config.units import can_convert
 from hydroseq.errors import InputDataError
 from hydroseq.export import ExportMetadata
 from hydroseq.forecast.data_window import IngestedFile
+from hydroseq.forecast.table import AREA_COLUMN
 
 STATIONS_ARTIFACT = "stations"  # the pyfunc's artifact key, a JSON file
 STATIONS_FILE = "stations.json"
-AREA_COLUMN, NAME_COLUMN = "area_km2", "station_name"  # the forecast CSV's last columns, the served model's too
 
 
 @dataclass(frozen=True)

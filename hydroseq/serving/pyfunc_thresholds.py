@@ -26,7 +26,6 @@ from hydroseq.scoring.thresholds import StationThresholds
 
 FLOOD_THRESHOLDS_ARTIFACT = "flood_thresholds"  # the pyfunc's artifact key, a JSON file
 FLOOD_THRESHOLDS_FILE = "flood_thresholds.json"
-EXCEEDANCE_PREFIX = "p_exceed_"  # the forecast CSV's column: p_exceed_2-year
 
 
 def derive_thresholds(data_path: str | Path, metadata: ExportMetadata) -> StationThresholds | None:
@@ -52,8 +51,3 @@ def read_thresholds(path: str | Path) -> StationThresholds:
     values = np.array([[np.nan if value is None else value for value in row] for row in table["values"]],
                       dtype=np.float64).reshape(len(table["stations"]), len(table["levels"]))
     return StationThresholds(tuple(table["levels"]), tuple(table["stations"]), values, table["source"])
-
-
-def exceedance_columns(thresholds: StationThresholds | None) -> list[str]:
-    """``p_exceed_<level>`` for each threshold level, as the forecast CSV names them."""
-    return [f"{EXCEEDANCE_PREFIX}{level}" for level in (thresholds.levels if thresholds is not None else ())]
