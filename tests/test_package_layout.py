@@ -171,3 +171,10 @@ def test_the_history_window_is_cut_in_one_place() -> None:
     cutting = sorted(str(path.relative_to(PACKAGE)) for path in _modules()
                      if WINDOW_CUT.search(re.sub(r'""".*?"""', "", path.read_text(), flags=re.S)))
     assert cutting == ["dataset/window.py"]
+
+
+def test_torch_threads_are_decided_in_one_place() -> None:
+    """``training.threads`` (or each process's share of the cores): only :func:`hydroseq.training.runtime.set_threads`
+    sets torch's threads, so distributed training does not overwrite what the loop set."""
+    setting = sorted(str(path.relative_to(PACKAGE)) for path in _modules() if "set_num_threads(" in path.read_text())
+    assert setting == ["training/runtime.py"]

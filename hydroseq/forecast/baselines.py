@@ -1,8 +1,10 @@
 """The reference forecasts a hindcast is scored beside: persistence and training-period climatology.
 
-* **persistence**: ``Q(issue + lead)`` = the newest observed target at or before the issue step
-  (for lead 0, a simulation, the newest before it), read from the ingested file's window; nothing
-  after the issue step is used.
+* **persistence** (:func:`newest_observation_persistence`): ``Q(issue + lead)`` = the newest observed
+  target at or before the issue step (for lead 0, a simulation, the newest before it), read from the
+  ingested file's window; nothing after the issue step is used. A late gauge's newest value is carried
+  forward, as a forecaster would; ``hydroseq evaluate``'s persistence is the issue step's own observation
+  (:func:`hydroseq.scoring.baselines.issue_step_persistence`), missing when the gauge missed that step.
 * **climatology**: the per-station mean of the observed target by local day of year, fitted on the
   training period of the exported model (``metadata.train_config``) only, read from the ingested
   file in pieces of :data:`CHUNK_STEPS` grid steps whatever window the forecast reads.
@@ -35,7 +37,7 @@ def climatology_table(source: IngestedFile, period: Period) -> np.ndarray:
     return means.table()
 
 
-def persistence_forecast(target: np.ndarray, ends: np.ndarray, leads: np.ndarray) -> np.ndarray:
+def newest_observation_persistence(target: np.ndarray, ends: np.ndarray, leads: np.ndarray) -> np.ndarray:
     """``[issue, station, lead]``: the newest observation at or before each issue step (lead 0: before it).
 
     ``target`` is the ``[station, time]`` window the forecast read and ``ends`` the issue steps in it.
@@ -67,4 +69,4 @@ def hindcast_baselines(result: ForecastResult, target: np.ndarray, ends: np.ndar
         climatology = np.full(result.values.shape, np.nan, dtype=np.float32)
     else:
         climatology = climatology_forecast(table, result, grid)
-    return {"persistence": persistence_forecast(target, ends, result.leads), "climatology": climatology}
+    return {"persistence": newest_observation_persistence(target, ends, result.leads), "climatology": climatology}

@@ -1,4 +1,4 @@
-"""Reference forecasts every model must beat on the same steps: persistence and climatology (numpy only).
+"""Reference forecasts every model must beat on the same steps: persistence of the issue step and climatology.
 
 Both ``hydroseq evaluate`` (training stage) and hindcast scoring (forecast stage) use them; the
 local day of year they key climatology on is :meth:`hydroseq.grid.GridSpec.day_of_year`.
@@ -11,11 +11,14 @@ import numpy as np
 DAYS = 367  # table index 1..366; index 0 unused
 
 
-def persistence(target: np.ndarray, lead: int) -> np.ndarray:
-    """``Q(t + lead) = Q(t)``: the observed series shifted ``lead`` steps later (NaN before the start).
+def issue_step_persistence(target: np.ndarray, lead: int) -> np.ndarray:
+    """``Q(t + lead) = Q(t)``: the observation of the issue step itself, the observed series shifted ``lead``
+    steps later (NaN before the start); what ``hydroseq evaluate`` calls persistence.
 
     ``target`` is ``[station, time]`` on a regular grid; the result has the same shape. A missing
-    observation at ``t`` stays missing at ``t + lead`` (it is not filled from an earlier step).
+    observation at ``t`` stays missing at ``t + lead`` (it is not filled from an earlier step): unlike the
+    hindcast's :func:`hydroseq.forecast.baselines.newest_observation_persistence`, which carries a late
+    gauge's newest value forward, as an operational forecaster would.
     """
     shifted = np.full_like(target, np.nan, dtype=np.float64)
     shifted[:, lead:] = target[:, :-lead] if lead else target

@@ -30,7 +30,7 @@ from torch.nn.parallel import DistributedDataParallel
 
 from hydroseq.config import TrainConfig, TrainingConfig, dump_config
 from hydroseq.errors import ConfigError, ProcessFailedError
-from hydroseq.training.runtime import available_cores, resolve_device
+from hydroseq.training.runtime import resolve_device, set_threads
 
 if TYPE_CHECKING:
     from hydroseq.training.checkpoint import Checkpoint
@@ -150,8 +150,8 @@ def setup(config: TrainingConfig) -> DistributedContext:
                               "are visible: use --nproc_per_node <= the number of GPUs")
         device = torch.device("cuda", local_rank)
         torch.cuda.set_device(device)
-    elif config.threads is None:
-        torch.set_num_threads(max(1, available_cores() // local_world_size))
+    else:
+        set_threads(config, local_world_size)
     owns_group = not dist.is_initialized()
     if owns_group:
         dist.init_process_group(backend="nccl" if device.type == "cuda" else "gloo",

@@ -11,7 +11,7 @@ import pandas as pd
 from hydroseq.config import TrainConfig
 from hydroseq.dataset import SplitName, StationData
 from hydroseq.fileio import atomic_path
-from hydroseq.scoring.baselines import doy_climatology_quantiles, persistence
+from hydroseq.scoring.baselines import doy_climatology_quantiles, issue_step_persistence
 from hydroseq.scoring.probabilistic_scores import RELIABILITY_LEVEL, event_base_rates, score_quantile_forecast
 from hydroseq.scoring.thresholds import StationThresholds, derived_thresholds
 from hydroseq.scoring.verification_plots import plot_pit_histogram, plot_reliability_diagram
@@ -55,7 +55,7 @@ def report_probabilistic(prediction: SplitPrediction, station_data: StationData,
     base_rates = event_base_rates(station_data.target[:, in_train], thresholds)
     frames, summary, plots, reliability = [], {}, [], {}
     for row, lead in enumerate(prediction.leads):
-        persisted = persistence(station_data.target, max(lead, 1))[:, prediction.in_split]
+        persisted = issue_step_persistence(station_data.target, max(lead, 1))[:, prediction.in_split]
         scores = score_quantile_forecast(prediction.quantiles[row], levels, prediction.obs, climatology, persisted,
                                          station_ids, thresholds, base_rates)
         frames.append(scores.stations.assign(lead=lead))

@@ -13,7 +13,7 @@ from hydroseq.config import TrainConfig
 from hydroseq.dataset import Scalers, SplitName, StationData
 from hydroseq.fileio import atomic_path
 from hydroseq.model import TrainedModel
-from hydroseq.scoring.baselines import doy_climatology, persistence
+from hydroseq.scoring.baselines import doy_climatology, issue_step_persistence
 from hydroseq.scoring.event_verification import pooled_event_scores, score_events
 from hydroseq.scoring.skill import stations_beating
 from hydroseq.training.plots import hydrograph_style, pick_stations, plot_hydrographs, quantile_band
@@ -83,8 +83,8 @@ def baseline_forecasts(station_data: StationData, config: TrainConfig, predictio
     start = max(first - max(lead, 1) - max(hidden, default=0), 0)
     window = station_data.target[:, start: first + len(prediction.times)]
     in_window = prediction.in_split[start: first + len(prediction.times)]
-    late = {f"persistence_hidden{k}": persistence(window, lead + k)[:, in_window] for k in hidden if k > 0}
-    return {"persistence": persistence(window, max(lead, 1))[:, in_window],
+    late = {f"persistence_hidden{k}": issue_step_persistence(window, lead + k)[:, in_window] for k in hidden if k > 0}
+    return {"persistence": issue_step_persistence(window, max(lead, 1))[:, in_window],
             "climatology": climatology, **late}
 
 

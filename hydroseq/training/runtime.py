@@ -21,9 +21,10 @@ def available_cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def set_threads(config: TrainingConfig) -> int:
-    """Set torch's intra-op threads to ``threads`` or the available cores (over-subscription is very slow)."""
-    threads = config.threads or available_cores()
+def set_threads(config: TrainingConfig, processes_on_this_node: int = 1) -> int:
+    """Set torch's intra-op threads, the one place that decides them: ``training.threads``, else this process's
+    share of the available cores (``cores // processes_on_this_node``: over-subscription is very slow)."""
+    threads = config.threads or max(1, available_cores() // processes_on_this_node)
     torch.set_num_threads(threads)
     return threads
 

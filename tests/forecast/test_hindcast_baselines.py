@@ -15,7 +15,7 @@ from hydroseq.dataset import Scalers, load_station_data
 from hydroseq.export import ExportMetadata
 from hydroseq.forecast import baselines as forecast_baselines
 from hydroseq.forecast import run_forecast
-from hydroseq.forecast.baselines import climatology_table, persistence_forecast
+from hydroseq.forecast.baselines import climatology_table, newest_observation_persistence
 from hydroseq.forecast.data_window import IngestedFile
 from hydroseq.scoring.baselines import doy_climatology
 from hydroseq.scoring.metrics import nse
@@ -113,10 +113,10 @@ def test_persistence_forecast_never_reads_after_the_issue_step(ingested: Path) -
         target = data["streamflow"].transpose("station", "time").values[:, :400].astype(np.float32)
     ends = np.arange(300, 360)
     expected = target[:, ends].T
-    values = persistence_forecast(target, ends, np.array([0, 1, 5]))
+    values = newest_observation_persistence(target, ends, np.array([0, 1, 5]))
     future = target.copy()
     future[:, 360:] = 1e6
-    np.testing.assert_array_equal(persistence_forecast(future, ends, np.array([0, 1, 5])), values)
+    np.testing.assert_array_equal(newest_observation_persistence(future, ends, np.array([0, 1, 5])), values)
     finite = np.isfinite(expected)
     np.testing.assert_array_equal(values[..., 1][finite], expected[finite])
     np.testing.assert_array_equal(values[..., 2][finite], expected[finite])

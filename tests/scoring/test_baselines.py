@@ -11,7 +11,7 @@ from hypothesis.extra.numpy import arrays
 
 from hydroseq.dataset.observed import newest_observed
 from hydroseq.grid import GridSpec
-from hydroseq.scoring.baselines import DayOfYearMeans, doy_climatology, persistence
+from hydroseq.scoring.baselines import DayOfYearMeans, doy_climatology, issue_step_persistence
 
 
 def test_newest_observed_carries_the_last_reading_and_is_nan_before_the_first() -> None:
@@ -36,7 +36,7 @@ def test_newest_observed_ignores_later_steps_and_pieces_add_up(target, end, cut)
 
 def test_persistence_shifts_by_lead_and_keeps_gaps() -> None:
     target = np.array([[1.0, 2.0, np.nan, 4.0, 5.0]])
-    np.testing.assert_array_equal(persistence(target, 2), [[np.nan, np.nan, 1.0, 2.0, np.nan]])
+    np.testing.assert_array_equal(issue_step_persistence(target, 2), [[np.nan, np.nan, 1.0, 2.0, np.nan]])
 
 
 def test_day_of_year_uses_the_local_day_an_interval_ends_in() -> None:
