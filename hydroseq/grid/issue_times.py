@@ -24,9 +24,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from hydroseq.config.dates import day_month_order_problem
 from hydroseq.errors import ConfigError
 from hydroseq.grid import GridSpec
+from hydroseq.grid.date_text import day_month_order_problem
 
 DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 ISO_8601 = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}(?::\d{2}(?::\d{2}(?:\.\d+)?)?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?)?$")

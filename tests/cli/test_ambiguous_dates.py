@@ -13,9 +13,9 @@ import xarray as xr
 import yaml
 
 from hydroseq.cli import main
-from hydroseq.config.dates import day_month_order_problem
 from hydroseq.errors import ConfigError, ExitCode
 from hydroseq.grid import GridSpec
+from hydroseq.grid.date_text import day_month_order_problem
 from hydroseq.grid.issue_times import parse_issue_times
 
 

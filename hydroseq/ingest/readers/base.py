@@ -11,9 +11,9 @@ from typing import NoReturn, TypeVar
 import numpy as np
 import pandas as pd
 
-from hydroseq.config.dates import day_month_order_problem
 from hydroseq.config.ingest import SourceConfig
 from hydroseq.errors import InputDataError
+from hydroseq.grid.date_text import day_month_order_problem
 
 LoadedT = TypeVar("LoadedT")
 
