@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from hydroseq.config.train import ForecastInput, Period
+from hydroseq.config.train import ForecastInput, Period, TrainConfig
 from hydroseq.dataset.features import FeatureLayout
 from hydroseq.errors import InputDataError
 from hydroseq.grid import GRID_ATTRIBUTES, GridSpec
@@ -56,8 +56,9 @@ class ExportMetadata:
     files
         ``{file name: sha256}`` of every other file in the directory.
     train_config
-        The resolved train config of the run (for reference; forecasting reads only its training
-        period, through :attr:`training_period`).
+        The resolved train config of the run, typed (parsed once, when the metadata is read): its data
+        section holds the periods, inputs, forecast inputs and leads the model was trained with
+        (:attr:`training_period`). None when the directory records none, or one this version cannot read.
     forecast_inputs, forecast_horizon
         The weather-forecast inputs the model reads for leads 1..``forecast_horizon`` (as
         :class:`hydroseq.config.train.ForecastInput` dicts; empty for a model without them).
@@ -91,7 +92,7 @@ class ExportMetadata:
     opset: int = 0
     parity_max_abs_diff: float | None = None
     files: dict[str, str] = field(default_factory=dict)
-    train_config: dict[str, Any] = field(default_factory=dict)
+    train_config: TrainConfig | None = None
     forecast_inputs: list[dict[str, Any]] = field(default_factory=list)
     forecast_horizon: int = 0
     quantiles: list[float] = field(default_factory=list)
@@ -107,10 +108,7 @@ class ExportMetadata:
     @property
     def training_period(self) -> Period | None:
         """The local days the model was trained on (the train config's training split); None if not recorded."""
-        try:
-            return Period.model_validate(self.train_config["data"]["splits"]["train"])
-        except (KeyError, TypeError, ValidationError):
-            return None
+        return self.train_config.data.splits.train if self.train_config is not None else None
 
     @property
     def perfect_forecast_inputs(self) -> bool:
@@ -130,6 +128,8 @@ class ExportMetadata:
         data: dict[str, Any] = {}
         for item in fields(self):
             value = getattr(self, item.name)
+            if isinstance(value, TrainConfig) or item.name == "train_config":
+                value = value.model_dump(mode="json") if value is not None else {}
             data.update(value.to_attrs() if isinstance(value, GridSpec) else {item.name: value})
         return json.dumps(data, indent=2) + "\n"
 
@@ -155,6 +155,19 @@ class ExportMetadata:
                                        f"(<= {METADATA_FORMAT_VERSION})")
         try:
             grid = GridSpec.from_attrs(data)
-            return cls(grid=grid, **{key: value for key, value in data.items() if key not in GRID_ATTRIBUTES})
+            fields_read = {key: value for key, value in data.items() if key not in GRID_ATTRIBUTES}
+            fields_read["train_config"] = _train_config(fields_read.get("train_config"))
+            return cls(grid=grid, **fields_read)
         except (TypeError, ValueError) as error:
             raise InputDataError(path, f"malformed model metadata ({error})") from None
+
+
+def _train_config(stored: object) -> TrainConfig | None:
+    """The recorded train config, typed; None when there is none or this version cannot read it (a model
+    exported by an earlier hydroseq forecasts all the same, without its training period)."""
+    if not stored:
+        return None
+    try:
+        return TrainConfig.model_validate(stored)
+    except ValidationError:
+        return None

@@ -27,7 +27,6 @@ from mlflow.models import ModelSignature, infer_signature
 from mlflow.types.schema import AnyType, ColSpec, DataType, Schema, TensorSpec
 
 import hydroseq
-from hydroseq.config import TrainConfig
 from hydroseq.dataset import StationData, load_station_data
 from hydroseq.dataset.window import history_slice
 from hydroseq.export import ExportedModel, ExportMetadata
@@ -100,7 +99,8 @@ def log_exported_model(name: str, model_dir: str | Path, data_path: str | Path) 
     steps of the first stations of ``data_path``, an ingested file the model reads.
     """
     exported = ExportedModel(model_dir)
-    data_config = TrainConfig.model_validate(exported.metadata.train_config).data.model_copy(update={"stations": None})
+    assert exported.metadata.train_config is not None  # a model this version has just exported records it
+    data_config = exported.metadata.train_config.data.model_copy(update={"stations": None})
     station_data = load_station_data(data_path, data_config)
     _log_directory(name, exported, _example_ending(station_data, exported.metadata, station_data.n_times - 1),
                    input_bounds(data_path, exported.metadata), derive_thresholds(data_path, exported.metadata),

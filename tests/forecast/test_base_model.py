@@ -37,7 +37,7 @@ def test_the_base_model_has_one_scaling_for_all_basins_and_was_not_trained_on_th
     metadata = ExportMetadata.read(BASE_MODEL)
     assert metadata.scalers["target"]["per_station"] == {}  # no basin's own statistics: any basin can be read
     assert metadata.lagged_target and metadata.leads == [1, 2, 3]
-    assert "caravan_regional" in str(metadata.train_config["data"]["path"])
+    assert metadata.train_config is not None and "caravan_regional" in str(metadata.train_config.data.path)
     card = (BASE_MODEL / "MODEL_CARD.md").read_text()
     assert "pipelines/regional_base_model.sh" in card and "CC-BY-4.0" in card
 
