@@ -30,10 +30,10 @@ from hydroseq.config import ModelConfig
 from hydroseq.model import get_model, masked_mse
 
 
-def make_batch(batch_size: int, max_len: int, n_features: int, seed: int = 0) -> tuple[torch.Tensor, ...]:
+def make_batch(batch_size: int, seq_len: int, n_features: int, seed: int = 0) -> tuple[torch.Tensor, ...]:
     """Inputs, lengths (descending, CPU), targets and mask of one per-step batch."""
     generator = torch.Generator().manual_seed(seed)
-    lengths = torch.randint(30, max_len + 1, (batch_size,), generator=generator).sort(descending=True).values
+    lengths = torch.randint(30, seq_len + 1, (batch_size,), generator=generator).sort(descending=True).values
     x = torch.randn(batch_size, int(lengths[0]), n_features, generator=generator)
     mask = torch.arange(x.shape[1])[None, :] < lengths[:, None]
     x = x * mask[..., None]
@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--hidden", type=int, nargs="+", default=[64, 256])
     parser.add_argument("--batch-size", type=int, default=256)
-    parser.add_argument("--max-len", type=int, default=365)
+    parser.add_argument("--seq-len", type=int, default=365)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--paths", nargs="+", default=["packed", "padded"])
     parser.add_argument("--json", type=Path, default=None,
@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     device = torch.device(args.device)
     torch.set_num_threads(default_threads())
-    batch = make_batch(args.batch_size, args.max_len, 30)
+    batch = make_batch(args.batch_size, args.seq_len, 30)
     valid = int(batch[1].sum())
     rows = []
     for hidden in args.hidden:
@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> None:
                          "samples_per_s": args.batch_size / seconds, "valid_timesteps_per_s": valid / seconds})
     agreement = cpu_device_agreement(device, batch)
     name = torch.cuda.get_device_name(device) if device.type == "cuda" else f"CPU, {default_threads()} threads"
-    table = Table(title=f"LSTM training step, {name}, batch {args.batch_size}, lengths 30..{args.max_len}")
+    table = Table(title=f"LSTM training step, {name}, batch {args.batch_size}, lengths 30..{args.seq_len}")
     for column in ("hidden", "path", "step s", "samples/s", "valid timesteps/s"):
         table.add_column(column, justify="right")
     for row in rows:

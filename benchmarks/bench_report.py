@@ -84,7 +84,7 @@ def quantile_model(data: Path, out: Path) -> Path:
     network = get_model(config.model, len(names), 3, "per_step", data=config.data)
     checkpoint = Checkpoint(network.state_dict(), config, names, 3,
                             Scalers.fit(load_station_data(data, config.data), config.data), "benchmark-untrained")
-    export_trained_model(checkpoint, config.data.max_len, out, read_provenance(data), pt2=False)
+    export_trained_model(checkpoint, config.data.seq_len, out, read_provenance(data), pt2=False)
     return out
 
 

@@ -24,7 +24,7 @@ memory is the kernel's ``ru_maxrss`` of that child (``os.wait4``; this process s
   of ``--steps`` batches, one member (validation over every station, the final validation report
   and the logged model included), its MLflow store, caches and outputs in the work folder; the
   epoch's training-loop and validation seconds are those the run logged to MLflow;
-* ``export``: ``hydroseq export`` of that run at the training ``max_len``;
+* ``export``: ``hydroseq export`` of that run at the training ``seq_len``;
 * ``forecast``: ``hydroseq forecast`` of every station for one issue time.
 
 Seconds are wall seconds of the whole child (Python and torch imports included). Also reported:
@@ -159,7 +159,7 @@ def measure(count: int, folder: Path, steps: int, workers: int | None) -> dict[s
     stages["first batch"].update(load_s=shape["load_s"], first_batch_s=shape["first_batch_s"])
     run_id = stage("train", [*hydroseq, "train", "--config", str(train_path), "--data", str(data)])["run_id"]
     stages["train"].update(epoch_seconds(folder / "mlruns.db", run_id))
-    seq_len = yaml.safe_load(train_path.read_text())["data"]["max_len"]
+    seq_len = yaml.safe_load(train_path.read_text())["data"]["seq_len"]
     stage("export", [*hydroseq, "export", "--run", run_id, "--seq-len", str(seq_len), "--out", str(folder / "model"),
                      "--tracking-uri", tracking_uri])
     stage("forecast", [*hydroseq, "forecast", "--model", str(folder / "model"), "--data", str(data),

@@ -10,8 +10,8 @@ Run from the project root (on a GPU: ``--device cuda [--lstm-path packed|padded]
   (loader, target hiding, forward, NSE* loss, backward, clipping, Adam). Its figure is the loop's
   own ``valid_timesteps_per_s``: unpadded steps only.
 * **bare torch**: ``nn.LSTM`` + ``nn.Linear`` of the recipe's sizes, Adam at its learning rate, one
-  ``[batch_size, max_len, n_features]`` batch made beforehand, MSE over every step, the recipe's
-  gradient clipping, the same number of batches. Every step counts: batch_size x max_len per batch.
+  ``[batch_size, seq_len, n_features]`` batch made beforehand, MSE over every step, the recipe's
+  gradient clipping, the same number of batches. Every step counts: batch_size x seq_len per batch.
 
 After one untimed warm-up batch each, the two alternate ``--repeats`` times in this process (A B,
 then B A). Printed: the min and median pass of each, hydroseq / bare throughput (median; target:
@@ -85,7 +85,7 @@ def bare_pass(config: TrainConfig, shape: tuple[int, int, int], n_leads: int,
 def measure(config: TrainConfig, data_path: Path, batches: int, repeats: int, device: torch.device) -> dict:
     """Load, warm up, then time the two loops alternately; every figure in one dict."""
     first = load_to_first_batch(config, data_path)
-    shape = (config.batching.batch_size, config.data.max_len, len(first.data.feature_names))
+    shape = (config.batching.batch_size, config.data.seq_len, len(first.data.feature_names))
     hydroseq = hydroseq_pass(config, first, device)
     bare = bare_pass(config, shape, first.data.n_outputs, device)
     batches = min(batches, len(first.loader))
@@ -103,7 +103,7 @@ def measure(config: TrainConfig, data_path: Path, batches: int, repeats: int, de
     hydroseq_s = [run["epoch_seconds"] for run in hydroseq_runs]
     figures = {"data": str(data_path), "device": str(device), "lstm_path": resolve_lstm_path(config.training, device),
                "threads": torch.get_num_threads(), "batches": batches, "repeats": repeats,
-               "batch_size": shape[0], "max_len": shape[1], "n_features": shape[2], "n_leads": first.data.n_outputs,
+               "batch_size": shape[0], "seq_len": shape[1], "n_features": shape[2], "n_leads": first.data.n_outputs,
                "hidden_size": config.model.hidden_size, "hydroseq_padding": hydroseq_runs[0]["padding_ratio"],
                "hydroseq_s": hydroseq_s, "bare_s": bare_s,
                "hydroseq_steps_per_s_best": max(hydroseq_rates),
@@ -120,7 +120,7 @@ def measure(config: TrainConfig, data_path: Path, batches: int, repeats: int, de
 def report(figures: dict, console: Console) -> None:
     """The table and the summary lines."""
     table = Table(title=f"regional recipe: {figures['batches']} batches of {figures['batch_size']} x "
-                        f"{figures['max_len']} x {figures['n_features']}, hidden {figures['hidden_size']}, "
+                        f"{figures['seq_len']} x {figures['n_features']}, hidden {figures['hidden_size']}, "
                         f"{figures['repeats']} repeats, {figures['threads']} thread(s)",
                   caption="steps/s: hydroseq valid (unpadded) steps, bare torch every step")
     for column in ("loop", "s/batch min", "s/batch median", "steps/s best", "steps/s median", "x bare"):

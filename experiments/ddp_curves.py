@@ -11,7 +11,7 @@ seed, through ``tests/scaleout/ddp_probe.py`` (per-step losses and valid-step co
 
 * ``variable lengths, tail drop``: the test's setup; every step sees the same samples in both runs;
 * ``variable lengths, tail keep``: the last, short batch of each epoch is split unevenly between ranks;
-* ``equal lengths, tail drop``: ``min_len = max_len`` so every sample has 60 valid steps.
+* ``equal lengths, tail drop``: ``min_len = seq_len`` so every sample has 60 valid steps.
 
 Reported per variant: the largest relative difference, over all steps, between the 1-process loss
 and the 2-rank loss taken as DDP optimises it (mean of the two ranks' means) and as the mean over all
@@ -59,7 +59,7 @@ def train_config(folder: Path, data: Path, batch_size: int, batching: dict, data
     """A 3-epoch config (hidden 8, 60-day chunks, no dropout) written as YAML into ``folder``."""
     config = TrainConfig.model_validate({
         "data": {"path": str(data), "dynamic_inputs": ["total_precipitation_sum", "temperature_2m_mean"],
-                 "static_inputs": ["p_mean", "aridity"], "max_len": 60, "min_len": 10,
+                 "static_inputs": ["p_mean", "aridity"], "seq_len": 60, "min_len": 10,
                  "cache_dir": str(folder / "cache"), **data_changes,
                  "splits": {"train": {"start": "1981-01-01", "end": "1984-12-31"},
                             "validation": {"start": "1985-01-01", "end": "1985-12-31"},

@@ -55,7 +55,7 @@ config = config.model_copy(update={
 data = ingest(config, work / "small.nc", show_progress=False).output
 train = {
     "data": {"path": str(data), "dynamic_inputs": ["total_precipitation_sum", "temperature_2m_mean"],
-             "static_inputs": ["p_mean", "aridity"], "max_len": 365, "min_len": 30, "cache_dir": str(work / "cache"),
+             "static_inputs": ["p_mean", "aridity"], "seq_len": 365, "min_len": 30, "cache_dir": str(work / "cache"),
              "splits": {"train": {"start": "1981-01-01", "end": "1987-12-31"},
                         "validation": {"start": "1988-01-01", "end": "1989-12-31"},
                         "test": {"start": "1990-01-01", "end": "1990-12-31"}}},

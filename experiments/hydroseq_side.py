@@ -64,7 +64,7 @@ def hydroseq_config(protocol: Protocol, mode: str, data_path: Path, work_dir: Pa
         "static_inputs": list(protocol.static_inputs), "target": protocol.target, "stations": list(protocol.basins),
         "splits": {name: {"start": str(getattr(protocol, name).start), "end": str(getattr(protocol, name).end)}
                    for name in ("train", "validation", "test")},
-        "max_len": protocol.seq_length, "lagged_target": False, "cache_dir": str(run_dir / "cache"),
+        "seq_len": protocol.seq_length, "lagged_target": False, "cache_dir": str(run_dir / "cache"),
     })
     base["data"]["min_len"] = min(base["data"]["min_len"], protocol.seq_length)
     base["batching"]["batch_size"] = protocol.batch_size
@@ -89,7 +89,7 @@ def own_choices(config: TrainConfig) -> str:
     return (f"{data.mode}{precision}: lr {training.learning_rate:g} ({training.lr_schedule}), "
             f"dropout {config.model.dropout}, min_len {data.min_len}, spin_up {data.spin_up}, "
             f"{config.batching.strategy} batches, "
-            f"patience {training.patience}, eval stride {training.eval_stride or 'max_len // 2'}")
+            f"patience {training.patience}, eval stride {training.eval_stride or 'seq_len // 2'}")
 
 
 def _scores(table: Any, forecast: str) -> dict[str, float]:

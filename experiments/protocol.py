@@ -50,7 +50,7 @@ class Protocol:
     train, validation, test
         The split; the validation and test periods never feed training.
     seq_length
-        Input length of one NeuralHydrology sample, and hydroseq's ``max_len``.
+        Input length of one NeuralHydrology sample, and hydroseq's ``seq_len``.
     epochs
         Epochs of NeuralHydrology and of hydroseq's sequence mode (one sample per target day).
     per_step_epochs

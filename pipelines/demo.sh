@@ -72,8 +72,8 @@ TRAIN_DIR=$(config_value "$TRAIN_CONFIG" training output_dir)
 step "3/$STEPS evaluate run $RUN_ID on the test period"
 "$HYDROSEQ" evaluate --run "$RUN_ID" --period test --data "$OUT/caravan_daily.nc"
 
-SEQ_LEN=$(config_value "$TRAIN_CONFIG" data max_len)
-step "4/$STEPS export run $RUN_ID (fixed length $SEQ_LEN, the training max_len)"
+SEQ_LEN=$(config_value "$TRAIN_CONFIG" data seq_len)
+step "4/$STEPS export run $RUN_ID (fixed length $SEQ_LEN, the training seq_len)"
 "$HYDROSEQ" export --run "$RUN_ID" --seq-len "$SEQ_LEN" --out "$OUT/model"
 
 step "5/$STEPS forecast, hindcast (its table: the model beside persistence and climatology) and the forecaster's page"

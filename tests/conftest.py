@@ -70,7 +70,7 @@ def train_config(data_path: Path, work: Path, mode: str = "per_step") -> TrainCo
     """A CPU training config that runs in seconds: 3 basins, 2012 to train, hidden 8, one epoch."""
     return validate_config({
         "data": {"path": str(data_path), "dynamic_inputs": DYNAMIC, "static_inputs": STATIC,
-                 "stations": TRAIN_STATIONS, "mode": mode, "max_len": SEQ_LEN, "min_len": 5,
+                 "stations": TRAIN_STATIONS, "mode": mode, "seq_len": SEQ_LEN, "min_len": 5,
                  "splits": {"train": {"start": "2012-01-01", "end": "2012-12-31"},
                             "validation": {"start": "2013-01-01", "end": "2013-03-31"},
                             "test": {"start": "2013-04-01", "end": "2014-12-31"}},

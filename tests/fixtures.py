@@ -122,7 +122,7 @@ def small_caravan_config(cache_dir: Path | None = None, **overrides: object) -> 
         "validation": {"start": "1996-01-01", "end": "2004-12-31"},
         "test": {"start": "2005-01-01", "end": "2014-12-31"},
     })
-    fields = {"dynamic_inputs": DYNAMIC, "static_inputs": SMALL_STATIC, "splits": splits, "max_len": 365,
+    fields = {"dynamic_inputs": DYNAMIC, "static_inputs": SMALL_STATIC, "splits": splits, "seq_len": 365,
               "min_len": 30, "cache_dir": cache_dir or Path(".hydroseq_cache")}
     fields.update(overrides)
     return DataConfig.model_validate(fields)

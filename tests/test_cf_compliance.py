@@ -116,7 +116,7 @@ def quantile_ensemble(trained, ingested: Path, tmp_path_factory: pytest.TempPath
         states.append(get_model(config.model, len(names), 3, "per_step", data=config.data).state_dict())
     checkpoint = Checkpoint(states[0], config, names, 3, scalers, "untrained", member_states=states)
     out = tmp_path_factory.mktemp("quantile_ensemble") / "model"
-    export_trained_model(checkpoint, config.data.max_len, out, read_provenance(ingested), pt2=False)
+    export_trained_model(checkpoint, config.data.seq_len, out, read_provenance(ingested), pt2=False)
     return out
 
 

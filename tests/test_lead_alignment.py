@@ -159,7 +159,7 @@ def _ingest(work: Path) -> Path:
 def _train_config(data: Path, work: Path) -> TrainConfig:
     return validate_config({
         "data": {"path": str(data), "dynamic_inputs": FORCING, "static_inputs": [], "mode": "per_step",
-                 "leads": list(LEADS), "lagged_target": True, "max_len": SEQ_LEN, "min_len": 5, "splits": SPLITS,
+                 "leads": list(LEADS), "lagged_target": True, "seq_len": SEQ_LEN, "min_len": 5, "splits": SPLITS,
                  "cache_dir": str(work / "cache")},
         "batching": {"batch_size": 16},
         "model": {"hidden_size": 8},

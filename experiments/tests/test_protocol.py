@@ -24,7 +24,7 @@ def test_nh_and_hydroseq_share_every_fixed_setting(make_protocol, mode: str, tmp
     assert nh["target_variables"] == [ours.data.target]
     assert nh["hidden_size"] == ours.model.hidden_size
     assert nh["batch_size"] == ours.batching.batch_size
-    assert nh["seq_length"] == ours.data.max_len
+    assert nh["seq_length"] == ours.data.seq_len
     assert nh["loss"] == "NSE" and ours.training.loss == "nse"
     assert nh["device"] == "cpu" and ours.training.device == "cpu"
     assert ours.training.threads == protocol.threads

@@ -73,7 +73,7 @@ def run_stats(config: TrainConfig, data_path: str | Path | None, out_dir: str | 
     out_dir = Path(out_dir)
     station_data = load_station_data(path, config.data)
     indices = {split: build_sample_index(station_data, config.data, split) for split in SPLITS}
-    lengths = [_split_lengths(split, index.length, config.data.max_len) for split, index in indices.items()]
+    lengths = [_split_lengths(split, index.length, config.data.seq_len) for split, index in indices.items()]
     padding = padding_by_strategy(indices["train"].length, config.batching, seed=config.training.seed)
     histogram = _plot_histogram(indices, config, out_dir / "length_histogram.png")
     report = StatsReport(data_path=str(path), mode=config.data.mode, lengths=lengths, padding=padding,
@@ -95,14 +95,14 @@ def _split_lengths(split: str, lengths: np.ndarray, fixed_window: int) -> SplitL
 def _plot_histogram(indices: dict, config: TrainConfig, target: Path) -> Path:
     figure = Figure(figsize=(7, 4), layout="constrained")
     axis = figure.subplots()
-    bins = np.arange(0, config.data.max_len + 2, max(1, config.data.max_len // 60)).tolist()
+    bins = np.arange(0, config.data.seq_len + 2, max(1, config.data.seq_len // 60)).tolist()
     for split, index in indices.items():
         axis.hist(index.length, bins=bins, histtype="step", linewidth=1.5, label=f"{split} ({len(index):,})")
     axis.set_yscale("log")
     axis.set_xlabel("input length (steps)")
     axis.set_ylabel("samples (log scale)")
     axis.set_title(f"Sample lengths, {config.data.mode} mode, min_len {config.data.min_len}, "
-                   f"max_len {config.data.max_len}")
+                   f"seq_len {config.data.seq_len}")
     axis.legend()
     with atomic_path(target) as tmp:
         figure.savefig(tmp, format="png", dpi=120)

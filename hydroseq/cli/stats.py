@@ -29,7 +29,7 @@ def print_stats(report: StatsReport, config: TrainConfig, console: Console | Non
     lengths = Table(title=f"Sample lengths ({report.mode} mode) - {report.data_path}\n"
                           f"fixed N: samples that fixed N-step windows would keep; extra: what variable lengths add")
     for column in ["split", "count", "mean", *[f"P{p}" for p in PERCENTILES], "max",
-                   f"fixed {config.data.max_len}", "extra"]:
+                   f"fixed {config.data.seq_len}", "extra"]:
         lengths.add_column(column, justify="right")
     for item in report.lengths:
         extra = f"+{item.extra_samples:,} ({item.extra_samples / max(item.fixed_window_count, 1):+.1%})"

@@ -4,6 +4,7 @@ small model per stage; :class:`TrainConfig` composes them and is what a train YA
 from __future__ import annotations
 
 import itertools
+import warnings
 from pathlib import Path
 from typing import Literal
 
@@ -115,7 +116,7 @@ class DataConfig(StrictModel):
     stations: list[str] | None = Field(None, description="restrict to these station ids (default: all)")
     splits: Splits
     mode: Literal["per_step", "sequence"] = "per_step"
-    max_len: PositiveInt = 365
+    seq_len: PositiveInt = Field(365, description="longest history a sample reads, the exported model's length")
     min_len: PositiveInt = 30
     spin_up: int = Field(0, ge=0, description="per-step mode: first k steps of a chunk carry no loss")
     leads: list[NonNegativeInt] | None = Field(
@@ -139,12 +140,24 @@ class DataConfig(StrictModel):
         None, description="with storage: memory, put the scaled inputs on disk instead when the process's "
                           "resident memory plus their size would exceed this many GB (docs/scale-out.md)")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed_max_len(cls, values: object) -> object:
+        """``max_len``, the key's name before 0.1.0, is read as ``seq_len`` with a warning (both: an error)."""
+        if isinstance(values, dict) and "max_len" in values:
+            if "seq_len" in values:
+                raise ValueError("give seq_len only (max_len is its former name)")
+            warnings.warn("data.max_len is called data.seq_len now: read as seq_len (rename it in the config)",
+                          FutureWarning, stacklevel=2)
+            return {("seq_len" if key == "max_len" else key): value for key, value in values.items()}
+        return values
+
     @model_validator(mode="after")
     def _lengths(self) -> DataConfig:
-        if self.min_len > self.max_len:
-            raise ValueError(f"min_len {self.min_len} is larger than max_len {self.max_len}")
-        if self.spin_up >= self.max_len:
-            raise ValueError(f"spin_up {self.spin_up} leaves no step with a loss at max_len {self.max_len}")
+        if self.min_len > self.seq_len:
+            raise ValueError(f"min_len {self.min_len} is larger than seq_len {self.seq_len}")
+        if self.spin_up >= self.seq_len:
+            raise ValueError(f"spin_up {self.spin_up} leaves no step with a loss at seq_len {self.seq_len}")
         return self
 
     @model_validator(mode="after")
@@ -259,8 +272,8 @@ class TrainingConfig(StrictModel):
     log_every: PositiveInt = 50
     max_batches_per_epoch: PositiveInt | None = None
     eval_stride: PositiveInt | None = Field(
-        None, description="per-step evaluation: steps predicted per max_len window (default max_len // 2; "
-                          "1 reads every step from its own full window, max_len times the cost)")
+        None, description="per-step evaluation: steps predicted per seq_len window (default seq_len // 2; "
+                          "1 reads every step from its own full window, seq_len times the cost)")
     ensemble: PositiveInt = Field(1, description="members trained one after the other with seeds seed, seed+1, ...; "
                                                  "evaluation and export use their mean")
     output_dir: Path = Path("runs/train")

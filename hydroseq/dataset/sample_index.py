@@ -2,14 +2,14 @@
 
 Sequence mode
     One sample per target time: its input history is the contiguous run of valid inputs ending
-    at step ``end``, cut to ``length = min(max_len, run length so far)`` and kept when
+    at step ``end``, cut to ``length = min(seq_len, run length so far)`` and kept when
     ``length >= min_len``; its targets are the target at ``end + lead`` for every lead. A sample
     belongs to a split when every target time lies in the split's period and at least one of its
     targets is valid. In the *train* split the history must also lie inside the train period, so
     nothing of an evaluation period (inputs included) feeds training; in evaluation splits the
     history may reach back before the period, as it would in operation.
 Per-step mode
-    The valid runs inside the split's period are cut into consecutive chunks of ``max_len`` steps
+    The valid runs inside the split's period are cut into consecutive chunks of ``seq_len`` steps
     (the last chunk of a run is shorter); a chunk is kept when it has at least ``min_len`` steps and
     at least one valid target (at ``t + lead`` for some lead, inside the period) after the spin-up.
     Missing targets are masked later, not dropped. A lagged target in per-step mode is an input that
@@ -17,7 +17,7 @@ Per-step mode
 Per-step evaluation
     ``build_sample_index(..., mode="sequence")`` on a per-step config gives the sequence index
     with the config's leads: every input time ``t`` whose targets ``t + lead`` lie in the split,
-    predicted from up to ``max_len`` valid steps ending at ``t`` (read the model's last step).
+    predicted from up to ``seq_len`` valid steps ending at ``t`` (read the model's last step).
 """
 
 from __future__ import annotations
@@ -133,7 +133,7 @@ def _cache_key(station_data: StationData, data_config: DataConfig, split: str, m
         "rules": INDEX_RULES_VERSION, "checksum": station_data.checksum, "stations": station_data.station_ids,
         "inputs": station_data.dynamic_names, "target": station_data.target_name, "lagged": lagged,
         "splits": data_config.splits.model_dump(mode="json"), "split": split, "mode": mode, "leads": leads,
-        "max_len": data_config.max_len, "min_len": data_config.min_len,
+        "seq_len": data_config.seq_len, "min_len": data_config.min_len,
         "spin_up": data_config.spin_up if mode == "per_step" else 0,
     }
     return hashlib.sha256(json.dumps(shaping, sort_keys=True).encode()).hexdigest()
@@ -185,7 +185,7 @@ def _sequence_samples(history_ok: np.ndarray, valid_target: np.ndarray, in_perio
     stations, samples_end, lengths = [], [], []
     for first in range(0, history_ok.shape[0], INDEX_BLOCK_STATIONS):  # int64 run lengths of a block at a time
         rows = slice(first, first + INDEX_BLOCK_STATIONS)
-        length = np.minimum(run_length_so_far(history_ok[rows])[:, : len(ends)], data_config.max_len)
+        length = np.minimum(run_length_so_far(history_ok[rows])[:, : len(ends)], data_config.seq_len)
         keep = (length >= data_config.min_len) & any_target[rows] & targets_in_period
         station, end = np.nonzero(keep)
         stations.append(station + first)
@@ -202,12 +202,12 @@ def _per_step_chunks(valid: np.ndarray, valid_target: np.ndarray,
     run_station, run_start = np.nonzero(edges == 1)
     _, run_stop = np.nonzero(edges == -1)
     run_len = run_stop - run_start
-    n_chunks = -(-run_len // data_config.max_len)
+    n_chunks = -(-run_len // data_config.seq_len)
     chunk_run = np.repeat(np.arange(len(run_len)), n_chunks)
     chunk_number = np.arange(len(chunk_run)) - np.repeat(np.cumsum(n_chunks) - n_chunks, n_chunks)
-    offset = chunk_number * data_config.max_len
+    offset = chunk_number * data_config.seq_len
     start = run_start[chunk_run] + offset
-    length = np.minimum(data_config.max_len, run_len[chunk_run] - offset)
+    length = np.minimum(data_config.seq_len, run_len[chunk_run] - offset)
     station = run_station[chunk_run]
     end = start + length - 1
     targets_so_far = np.concatenate([np.zeros((n_stations, 1), np.int64),

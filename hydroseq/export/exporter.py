@@ -57,8 +57,8 @@ def export_trained_model(checkpoint: Checkpoint, seq_len: int, out_dir: str | Pa
     if seq_len < 1:
         raise HydroseqError(f"seq_len (--seq-len) must be at least 1, got {seq_len}")
     config = checkpoint.config
-    if seq_len != config.data.max_len:
-        warnings.warn(f"seq_len {seq_len} differs from the training max_len {config.data.max_len}: forecasts "
+    if seq_len != config.data.seq_len:
+        warnings.warn(f"--seq-len {seq_len} differs from the training data.seq_len {config.data.seq_len}: forecasts "
                       f"will see histories of a length the model was not trained on", stacklevel=2)
     out_dir = check_model_dir(out_dir)
     clean_stale_temporaries(out_dir.parent)  # what an export killed earlier left beside it

@@ -167,6 +167,9 @@ def _train_config(stored: object) -> TrainConfig | None:
     exported by an earlier hydroseq forecasts all the same, without its training period)."""
     if not stored:
         return None
+    data = stored.get("data") if isinstance(stored, dict) else None
+    if isinstance(stored, dict) and isinstance(data, dict) and "max_len" in data:  # before 0.1.0 named it seq_len
+        stored = {**stored, "data": {("seq_len" if key == "max_len" else key): value for key, value in data.items()}}
     try:
         return TrainConfig.model_validate(stored)
     except ValidationError:

@@ -2,7 +2,7 @@
 
 :func:`log_forecast_model` is the ``log_model`` hook of :func:`hydroseq.training.train`: the
 training stage cannot import the exporter (a later stage), so its caller hands this in. It exports
-the best checkpoint with the project's exporter at ``seq_len = data.max_len`` into a temporary
+the best checkpoint with the project's exporter at ``seq_len = data.seq_len`` into a temporary
 folder and logs, without pickling anything, the pyfunc model of :mod:`hydroseq.serving.pyfunc_model`
 from its code file (MLflow's "models from code"), that folder as its artifact, for a quantile model
 the flood thresholds of the training data as a second one (:mod:`hydroseq.serving.pyfunc_thresholds`),
@@ -79,7 +79,7 @@ def log_forecast_model(name: str, checkpoint: Checkpoint, station_data: StationD
     (default: the end of the validation period); the signature is inferred from it and the model's output
     on it (:func:`signature`), with the param ``issue_time`` (default ``""``: the newest time of the input).
     """
-    seq_len = checkpoint.config.data.max_len
+    seq_len = checkpoint.config.data.seq_len
     with tempfile.TemporaryDirectory() as tmp:
         model_dir = Path(tmp) / EXPORTED_MODEL_ARTIFACT
         units = read_provenance(station_data.path).variable_units

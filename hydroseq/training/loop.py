@@ -219,7 +219,7 @@ def validate(model: LSTMModel, data: TrainingData, config: TrainConfig, device: 
     """Validation loss (MSE of the scaled target), median NSE / KGE over stations (first lead), seconds taken."""
     start = time.perf_counter()
     prediction = predict_split(model, data.station_data, data.scalers, config.data, "validation", device,
-                               batch_size=eval_batch_size(config.batching.batch_size, config.data.max_len),
+                               batch_size=eval_batch_size(config.batching.batch_size, config.data.seq_len),
                                stride=config.training.eval_stride)
     scores = summarise(score_stations(prediction.obs, prediction.sim[0], list(data.station_data.station_ids)))
     return {"val_loss": scaled_mse(prediction.sim_scaled, prediction.obs_scaled),

@@ -1,10 +1,10 @@
 """Predictions of a trained model over one split, back in the target's units, on the station x time grid.
 
-Per-step models are evaluated on windows of ``max_len`` steps (cut where inputs are missing, as in
+Per-step models are evaluated on windows of ``seq_len`` steps (cut where inputs are missing, as in
 training): each window predicts its last ``stride`` steps, so every prediction has at least
-``max_len - stride + 1`` steps of history (or the whole valid history, when that is shorter) and the
-cost is about ``max_len / stride`` forward steps per predicted step. ``stride = 1`` reads every
-target from its own full window (NeuralHydrology's way; exact but ``max_len`` times the cost).
+``seq_len - stride + 1`` steps of history (or the whole valid history, when that is shorter) and the
+cost is about ``seq_len / stride`` forward steps per predicted step. ``stride = 1`` reads every
+target from its own full window (NeuralHydrology's way; exact but ``seq_len`` times the cost).
 Sequence models predict ``target(end + lead)`` for every sample of the split. Per-step forecast
 models predict ``target(t + lead)`` at every step ``t``; both are stored at the valid time ``t + lead``.
 
@@ -33,9 +33,9 @@ ALWAYS_HIDDEN = -1
 EVAL_BATCH_STEPS = 2**17
 
 
-def eval_batch_size(training_batch_size: int, max_len: int) -> int:
-    """Windows per prediction batch for a model trained with ``training_batch_size`` on ``max_len`` steps."""
-    return max(training_batch_size, EVAL_BATCH_STEPS // max_len)
+def eval_batch_size(training_batch_size: int, seq_len: int) -> int:
+    """Windows per prediction batch for a model trained with ``training_batch_size`` on ``seq_len`` steps."""
+    return max(training_batch_size, EVAL_BATCH_STEPS // seq_len)
 
 
 @dataclass(frozen=True)
@@ -109,7 +109,7 @@ def predict_split(model: TrainedModel, station_data: StationData, scalers: Scale
     Parameters
     ----------
     stride
-        Per-step models only: steps predicted per window (default ``max_len // 2``, see the
+        Per-step models only: steps predicted per window (default ``seq_len // 2``, see the
         module docstring).
     hide_last
         Hide the observed-target input for the last ``k`` steps up to each issue step (0: hide
@@ -119,7 +119,7 @@ def predict_split(model: TrainedModel, station_data: StationData, scalers: Scale
     per_step = data_config.mode == "per_step"
     index = build_sample_index(station_data, data_config, split, mode="sequence")
     leads = index.leads
-    stride = min(stride or max(1, data_config.max_len // 2), data_config.max_len)
+    stride = min(stride or max(1, data_config.seq_len // 2), data_config.seq_len)
     if hide_last > 0:
         stride = 1
     # Predictions are held for the split's steps only (the whole grid is 3-8x longer than a split).

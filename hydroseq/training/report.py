@@ -94,13 +94,13 @@ def report_split(model: TrainedModel, station_data: StationData, scalers: Scaler
     """Predict ``split``, score model and baselines per station, write a CSV and a few hydrographs.
 
     ``late_gauge`` adds the :data:`HIDDEN_SCENARIOS` for models that read the observed target (the
-    finite ones predict every step from its own window: ``max_len`` times the cost of the plain score).
+    finite ones predict every step from its own window: ``seq_len`` times the cost of the plain score).
     """
     out_dir = Path(out_dir)
     reads_observed = config.data.lagged_target and config.data.mode == "per_step"
     hidden = HIDDEN_SCENARIOS if late_gauge and reads_observed else ()
     predictions = {scenario: predict_split(model, station_data, scalers, config.data, split, device,
-                                           batch_size=eval_batch_size(config.batching.batch_size, config.data.max_len),
+                                           batch_size=eval_batch_size(config.batching.batch_size, config.data.seq_len),
                                            stride=config.training.eval_stride,
                                            show_progress=show_progress, hide_last=scenario)
                    for scenario in (0, *hidden)}

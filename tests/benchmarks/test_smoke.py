@@ -31,7 +31,7 @@ def wide_console_and_torch_threads(monkeypatch: pytest.MonkeyPatch) -> Iterator[
 
 def test_lstm_paths_times_both_paths_and_the_cpu_agrees_with_itself(tmp_path: Path, capsys) -> None:
     out = tmp_path / "lstm_paths.json"
-    bench_lstm_paths.main(["--device", "cpu", "--hidden", "8", "16", "--batch-size", "4", "--max-len", "40",
+    bench_lstm_paths.main(["--device", "cpu", "--hidden", "8", "16", "--batch-size", "4", "--seq-len", "40",
                            "--repeats", "1", "--json", str(out)])
     figures = json.loads(out.read_text())
     assert [(row["hidden"], row["path"]) for row in figures["rows"]] == [
@@ -63,7 +63,7 @@ def test_ingest_counts_every_hourly_observation_and_times_each_step(tmp_path: Pa
 
 
 @pytest.mark.slow
-@pytest.mark.filterwarnings("ignore:seq_len 30 differs from the training max_len")  # an untrained model anyway
+@pytest.mark.filterwarnings("ignore:--seq-len 30 differs from the training data.seq_len")  # an untrained model anyway
 def test_forecast_times_the_forecast_and_both_bare_models(tmp_path: Path, capsys) -> None:
     out = tmp_path / "forecast.json"  # a 30-step export: about a quarter of the export time of 365 steps
     bench_forecast.main(["--stations", "40", "--days", "365", "--seq-len", "30", "--batch-size", "64",

@@ -63,7 +63,7 @@ def _ingest_config(work: Path) -> Path:
 def _train_config(work: Path, data: Path, output_dir: Path) -> Path:
     config = validate_config({
         "data": {"path": str(data), "dynamic_inputs": DYNAMIC, "static_inputs": ["p_mean", "aridity"],
-                 "mode": "per_step", "max_len": 30, "min_len": 5, "cache_dir": str(work / "cache"),
+                 "mode": "per_step", "seq_len": 30, "min_len": 5, "cache_dir": str(work / "cache"),
                  "splits": {"train": {"start": "2012-01-01", "end": "2012-12-31"},
                             "validation": {"start": "2013-01-01", "end": "2013-03-31"},
                             "test": {"start": "2013-04-01", "end": "2013-12-31"}}},

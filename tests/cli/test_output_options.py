@@ -58,7 +58,7 @@ def _configs(work: Path) -> tuple[Path, Path]:
     ingest = caravan_ingest_config(dt.date(2012, 1, 1), dt.date(2013, 12, 31), STATIONS)
     train = validate_config({
         "data": {"path": str(work / "caravan.nc"), "dynamic_inputs": ["total_precipitation_sum", "temperature_2m_mean"],
-                 "static_inputs": ["p_mean"], "max_len": 30, "min_len": 5, "cache_dir": str(work / "cache"),
+                 "static_inputs": ["p_mean"], "seq_len": 30, "min_len": 5, "cache_dir": str(work / "cache"),
                  "splits": {"train": {"start": "2012-01-01", "end": "2012-12-31"},
                             "validation": {"start": "2013-01-01", "end": "2013-03-31"},
                             "test": {"start": "2013-04-01", "end": "2013-12-31"}}},

@@ -28,7 +28,7 @@ def test_the_script_writes_the_page_and_checks_it(tmp_path: Path) -> None:
     assert subprocess.run([*script, "--out", str(out)], capture_output=True, timeout=120).returncode == 0
     assert out.read_text() == reference_page()
     assert subprocess.run([*script, "--check", "--out", str(out)], capture_output=True, timeout=120).returncode == 0
-    out.write_text(out.read_text().replace("| `data.max_len` | int (> 0) | `365` |", "| `data.max_len` | int | `90` |"))
+    out.write_text(out.read_text().replace("| `data.seq_len` | int (> 0) | `365` |", "| `data.seq_len` | int | `90` |"))
     stale = subprocess.run([*script, "--check", "--out", str(out)], capture_output=True, text=True, timeout=120)
     assert stale.returncode == 1 and "out of date" in stale.stderr
 

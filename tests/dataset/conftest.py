@@ -49,7 +49,7 @@ def synthetic_config(n_times: int, start: str = "1990-01-01", **overrides) -> Da
         "validation": {"start": days[half].date(), "end": days[three_quarters - 1].date()},
         "test": {"start": days[three_quarters].date(), "end": days[-1].date()},
     })
-    fields = {"dynamic_inputs": ["x0"], "splits": splits, "max_len": 20, "min_len": 3}
+    fields = {"dynamic_inputs": ["x0"], "splits": splits, "seq_len": 20, "min_len": 3}
     fields.update(overrides)
     return DataConfig.model_validate(fields)
 

@@ -24,7 +24,7 @@ TRAIN_END = "1995-12-31"
 
 
 def perfect_config(make_config, **overrides) -> DataConfig:
-    fields = {"leads": [1, 2, 3], "lagged_target": True, "max_len": 120, "min_len": 10, "spin_up": 5,
+    fields = {"leads": [1, 2, 3], "lagged_target": True, "seq_len": 120, "min_len": 10, "spin_up": 5,
               "forecast_inputs": [{"variable": RAIN, "source": "perfect"}]}
     return make_config(**{**fields, **overrides})
 

@@ -28,7 +28,7 @@ LEADS = [1, 3]
 @pytest.fixture(scope="module")
 def forecast_set(small_nc: Path, make_config):
     """Per-step, leads 1 and 3, observed discharge as an input, on the train split."""
-    config = make_config(leads=LEADS, lagged_target=True, max_len=120, min_len=10, spin_up=5)
+    config = make_config(leads=LEADS, lagged_target=True, seq_len=120, min_len=10, spin_up=5)
     data = load_station_data(small_nc, config)
     scalers = Scalers.fit(data, config)
     index = build_sample_index(data, config, "train", cache_dir=None)

@@ -16,7 +16,7 @@ from hydroseq.grid import GridSpec
 UTC_DAILY = GridSpec("1D", "UTC")
 
 
-def _reference_sequence(valid_input, valid_target, in_period, train: bool, leads, max_len, min_len):
+def _reference_sequence(valid_input, valid_target, in_period, train: bool, leads, seq_len, min_len):
     """Plain-loop reading of the sequence-mode rule (the specification the vectorised code must meet)."""
     samples = []
     n_stations, n_times = valid_target.shape
@@ -29,12 +29,12 @@ def _reference_sequence(valid_input, valid_target, in_period, train: bool, leads
             run = 0
             while t - run >= 0 and valid_input[s, t - run] and (in_period[t - run] or not train):
                 run += 1
-            if min(run, max_len) >= min_len:
-                samples.append((s, t, min(run, max_len)))
+            if min(run, seq_len) >= min_len:
+                samples.append((s, t, min(run, seq_len)))
     return samples
 
 
-def _reference_per_step(valid_input, valid_target, in_period, max_len, min_len, spin_up):
+def _reference_per_step(valid_input, valid_target, in_period, seq_len, min_len, spin_up):
     samples = []
     n_stations, n_times = valid_target.shape
     for s in range(n_stations):
@@ -46,8 +46,8 @@ def _reference_per_step(valid_input, valid_target, in_period, max_len, min_len, 
             run_start = t
             while t < n_times and valid_input[s, t] and in_period[t]:
                 t += 1
-            for start in range(run_start, t, max_len):
-                stop = min(start + max_len, t)
+            for start in range(run_start, t, seq_len):
+                stop = min(start + seq_len, t)
                 if stop - start >= min_len and valid_target[s, start + spin_up: stop].any():
                     samples.append((s, stop - 1, stop - start))
     return samples
@@ -62,42 +62,42 @@ gappy_record = st.tuples(st.integers(1, 3), st.integers(40, 120), st.floats(0.0,
 
 
 @settings(max_examples=60, deadline=None)
-@given(record=gappy_record, max_len=st.integers(2, 25), min_len=st.integers(1, 25),
+@given(record=gappy_record, seq_len=st.integers(2, 25), min_len=st.integers(1, 25),
        leads=st.lists(st.integers(1, 4), min_size=1, max_size=3, unique=True), lagged=st.booleans(),
        split=st.sampled_from(["train", "validation", "test"]))
-def test_sequence_index_equals_the_plain_loop(synthetic, record, max_len, min_len, leads, lagged, split) -> None:
+def test_sequence_index_equals_the_plain_loop(synthetic, record, seq_len, min_len, leads, lagged, split) -> None:
     make_data, make_config = synthetic
     n_stations, n_times, input_gaps, target_gaps, seed = record
     rng = np.random.default_rng(seed)
     dynamic = np.where(rng.random((n_stations, n_times, 2)) < input_gaps / 2, np.nan, 1.0)
     target = np.where(rng.random((n_stations, n_times)) < target_gaps, np.nan, 2.0)
-    min_len = min(min_len, max_len)
-    config = make_config(n_times, dynamic_inputs=["x0", "x1"], mode="sequence", max_len=max_len, min_len=min_len,
+    min_len = min(min_len, seq_len)
+    config = make_config(n_times, dynamic_inputs=["x0", "x1"], mode="sequence", seq_len=seq_len, min_len=min_len,
                          leads=leads, lagged_target=lagged)
     data = make_data(dynamic, target)
     index = build_sample_index(data, config, split, cache_dir=None)
     valid_input = np.isfinite(dynamic).all(-1) & (np.isfinite(target) if lagged else True)
     in_period = UTC_DAILY.period_mask(data.times, getattr(config.splits, split))
     expected = _reference_sequence(valid_input, np.isfinite(target), in_period, split == "train", leads,
-                                   max_len, min_len)
+                                   seq_len, min_len)
     assert _as_tuples(index) == expected
 
 
 @settings(max_examples=60, deadline=None)
-@given(record=gappy_record, max_len=st.integers(2, 25), min_len=st.integers(1, 25), spin_up=st.integers(0, 24),
+@given(record=gappy_record, seq_len=st.integers(2, 25), min_len=st.integers(1, 25), spin_up=st.integers(0, 24),
        split=st.sampled_from(["train", "validation", "test"]))
-def test_per_step_index_equals_the_plain_loop(synthetic, record, max_len, min_len, spin_up, split) -> None:
+def test_per_step_index_equals_the_plain_loop(synthetic, record, seq_len, min_len, spin_up, split) -> None:
     make_data, make_config = synthetic
     n_stations, n_times, input_gaps, target_gaps, seed = record
     rng = np.random.default_rng(seed)
     dynamic = np.where(rng.random((n_stations, n_times, 1)) < input_gaps, np.nan, 1.0)
     target = np.where(rng.random((n_stations, n_times)) < target_gaps, np.nan, 2.0)
-    min_len, spin_up = min(min_len, max_len), min(spin_up, max_len - 1)
-    config = make_config(n_times, max_len=max_len, min_len=min_len, spin_up=spin_up)
+    min_len, spin_up = min(min_len, seq_len), min(spin_up, seq_len - 1)
+    config = make_config(n_times, seq_len=seq_len, min_len=min_len, spin_up=spin_up)
     data = make_data(dynamic, target)
     index = build_sample_index(data, config, split, cache_dir=None)
     in_period = UTC_DAILY.period_mask(data.times, getattr(config.splits, split))
-    expected = _reference_per_step(np.isfinite(dynamic).all(-1), np.isfinite(target), in_period, max_len,
+    expected = _reference_per_step(np.isfinite(dynamic).all(-1), np.isfinite(target), in_period, seq_len,
                                    min_len, spin_up)
     assert _as_tuples(index) == expected
 
@@ -154,9 +154,9 @@ def test_index_is_read_from_the_cache_on_a_second_run(small_nc: Path, data_confi
     emptied = dataclasses.replace(data, dynamic=np.full_like(data.dynamic, np.nan))
     again = build_sample_index(emptied, config, "validation")
     assert _as_tuples(again) == _as_tuples(first) and again.key == first.key
-    # a different checksum or a different max_len is a different cache entry
+    # a different checksum or a different seq_len is a different cache entry
     assert len(build_sample_index(dataclasses.replace(emptied, checksum="other"), config, "validation")) == 0
-    build_sample_index(data, data_config(mode="sequence", max_len=100), "validation")
+    build_sample_index(data, data_config(mode="sequence", seq_len=100), "validation")
     assert len(list(config.cache_dir.glob("sample_index_*.npz"))) == 3
 
 

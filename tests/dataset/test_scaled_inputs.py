@@ -24,7 +24,7 @@ from hydroseq.dataset.scaled_inputs import STATION_BLOCK, build_scaled_inputs
     {"mode": "sequence", "leads": [2], "lagged_target": True},
 ], ids=["per_step_forecast", "sequence"])
 def config_and_data(request, small_nc: Path, make_config):
-    config = make_config(max_len=120, min_len=10, **request.param)
+    config = make_config(seq_len=120, min_len=10, **request.param)
     data = load_station_data(small_nc, config)
     return config, data, Scalers.fit(data, config)
 

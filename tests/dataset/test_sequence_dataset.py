@@ -35,13 +35,13 @@ def _expected_inputs(data, scalers, index, position: int, lagged: bool) -> np.nd
 @pytest.fixture(scope="module")
 def sequence_set(small_nc: Path, make_config):
     """Sequence mode with lagged discharge and leads 1 and 3, on a split with gaps in the target."""
-    config = make_config(mode="sequence", leads=[1, 3], lagged_target=True, min_len=5, max_len=60)
+    config = make_config(mode="sequence", leads=[1, 3], lagged_target=True, min_len=5, seq_len=60)
     return _build(small_nc, config, split="test") + (config,)
 
 
 @pytest.fixture(scope="module")
 def per_step_set(small_nc: Path, make_config):
-    config = make_config(max_len=100, min_len=10, spin_up=7)
+    config = make_config(seq_len=100, min_len=10, spin_up=7)
     return _build(small_nc, config, split="test") + (config,)
 
 
@@ -117,7 +117,7 @@ def test_changing_the_future_does_not_move_any_sample(sequence_set, small_nc: Pa
 
 
 def test_pad_to_and_per_step_evaluation_index(small_nc: Path, make_config) -> None:
-    config = make_config(max_len=50, min_len=10)
+    config = make_config(seq_len=50, min_len=10)
     data, scalers, index, dataset = _build(small_nc, config, split="validation", mode="sequence")
     assert index.leads == (0,)
     batch = dataset.gather(np.arange(8), pad_to=80)

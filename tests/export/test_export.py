@@ -107,7 +107,7 @@ def test_export_from_a_checkpoint_file_via_cli(trained, tmp_path: Path, capsys) 
     status = main(["export", "--run", str(trained.output_dir / "best.pt"), "--seq-len", "12", "--out", str(out)])
     assert status == 0
     # the CLI sends warnings through its log lines (stderr and --log-file)
-    assert "seq_len 12 differs from the training max_len 30" in capsys.readouterr().err
+    assert "--seq-len 12 differs from the training data.seq_len 30" in capsys.readouterr().err
     metadata = ExportMetadata.read(out)
     assert metadata.seq_len == 12 and metadata.run_id == trained.run_id
     assert ExportedModel(out).predict(np.zeros((3, 12, len(metadata.feature_names)), np.float32),

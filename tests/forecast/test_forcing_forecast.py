@@ -51,7 +51,7 @@ def _export_untrained(data: Path, out: Path, forecast_inputs: list[str]) -> Path
     train = validate_config({
         "data": {"path": str(data), "dynamic_inputs": ["total_precipitation_sum", "temperature_2m_mean"],
                  "static_inputs": [], "target": "streamflow", "mode": "per_step", "leads": [1, 2, 3],
-                 "lagged_target": True, "max_len": 20, "min_len": 5,
+                 "lagged_target": True, "seq_len": 20, "min_len": 5,
                  "forecast_inputs": [{"variable": name, "source": "ingested"} for name in forecast_inputs],
                  "splits": {"train": {"start": "1981-01-01", "end": "1981-01-31"},
                             "validation": {"start": "1981-02-01", "end": "1981-02-10"},
@@ -63,7 +63,7 @@ def _export_untrained(data: Path, out: Path, forecast_inputs: list[str]) -> Path
     torch.manual_seed(0)
     model = get_model(train.model, len(layout.names), 3, "per_step", data=train.data).eval()
     checkpoint = Checkpoint(model.state_dict(), train, layout.names, 3, scalers, "untrained")
-    export_trained_model(checkpoint, train.data.max_len, out, read_provenance(data), pt2=False)
+    export_trained_model(checkpoint, train.data.seq_len, out, read_provenance(data), pt2=False)
     return out
 
 

@@ -49,7 +49,7 @@ def forecast_model(trained, ingested: Path, tmp_path_factory) -> Path:
     model = get_model(config.model, len(names), 3, "per_step").eval()
     untrained = Checkpoint(model.state_dict(), config, names, 3, scalers, "untrained")
     out = tmp_path_factory.mktemp("forecast_model") / "model"
-    export_trained_model(untrained, config.data.max_len, out, read_provenance(ingested), pt2=False)
+    export_trained_model(untrained, config.data.seq_len, out, read_provenance(ingested), pt2=False)
     return out
 
 

@@ -65,7 +65,7 @@ def _training_reference(model, config: TrainConfig, scalers: Scalers, path: Path
     station_data = load_station_data(path, data_config)
     index = build_sample_index(station_data, data_config, "test", cache_dir=None, mode="sequence")
     dataset = SequenceDataset(station_data, scalers, index, data_config)
-    batch = dataset.gather(np.flatnonzero(index.end == end), pad_to=config.data.max_len)
+    batch = dataset.gather(np.flatnonzero(index.end == end), pad_to=config.data.seq_len)
     with torch.no_grad():
         out = model(batch.x, batch.lengths, path="packed")
     if model.mode == "per_step":
@@ -119,7 +119,7 @@ def test_sequence_model_with_lagged_target_parity(trained, short_histories: Path
     model = get_model(config.model, len(names), 2, "sequence").eval()
     untrained = Checkpoint(model.state_dict(), config, names, 2, scalers, "untrained")
     provenance: DataProvenance = read_provenance(short_histories)
-    export_trained_model(untrained, config.data.max_len, tmp_path / "model", provenance, pt2=False)
+    export_trained_model(untrained, config.data.seq_len, tmp_path / "model", provenance, pt2=False)
     _check_parity(model, config, scalers, tmp_path / "model", short_histories, grid_index(short_histories, ISSUE_LABEL))
 
 
@@ -149,7 +149,7 @@ def test_per_step_forecast_model_parity_with_late_gauges(trained, short_historie
     model = get_model(config.model, len(names), 3, "per_step", data=config.data).eval()
     assert model.skip_columns == (3, 4)
     untrained = Checkpoint(model.state_dict(), config, names, 3, scalers, "untrained")
-    export_trained_model(untrained, config.data.max_len, tmp_path / "model", read_provenance(path), pt2=False)
+    export_trained_model(untrained, config.data.seq_len, tmp_path / "model", read_provenance(path), pt2=False)
     assert ExportMetadata.read(tmp_path / "model").leads == [1, 2, 3]
     _check_parity(model, config, scalers, tmp_path / "model", path, end)
 
@@ -167,7 +167,7 @@ def test_per_step_forecast_model_parity_with_late_gauges(trained, short_historie
     with xr.open_dataset(path) as late_file:
         observed_at_issue = late_file["streamflow"].isel(time=end).notnull().to_series()
     for station, k in LATE_GAUGE.items():  # NaN: no observation at all in the model's window
-        assert ages[station] == 24.0 * k if k < config.data.max_len else np.isnan(ages[station])
+        assert ages[station] == 24.0 * k if k < config.data.seq_len else np.isnan(ages[station])
     on_time = [s for s in forecast_stations if observed_at_issue[s]]
     assert (ages[on_time] == 0.0).all() and len(on_time) >= 25
     # the published forecast is the training model's, back in the target's units (per station, if so scaled)
@@ -201,7 +201,7 @@ def test_quantile_ensemble_parity_and_forecast_files(trained, short_histories: P
     untrained = Checkpoint(states[0], config, names, 3, scalers, "untrained", member_states=states,
                            quantile_scale=[[0.6, 0.8, 1.0, 0.9, 1.3]] * 3)  # a calibration: exported with it
     model = untrained.build_model()
-    export_trained_model(untrained, config.data.max_len, tmp_path / "model", read_provenance(short_histories),
+    export_trained_model(untrained, config.data.seq_len, tmp_path / "model", read_provenance(short_histories),
                          pt2=False)
     metadata = ExportMetadata.read(tmp_path / "model")
     assert metadata.quantiles == levels and metadata.members == 2
@@ -293,7 +293,7 @@ def test_forecast_input_model_parity_product_age_and_fallback(trained, short_his
     torch.manual_seed(4)
     model = get_model(config.model, len(layout.names), 3, "per_step", data=config.data).eval()
     untrained = Checkpoint(model.state_dict(), config, layout.names, 3, scalers, "untrained")
-    export_trained_model(untrained, config.data.max_len, tmp_path / "model", read_provenance(path), pt2=False)
+    export_trained_model(untrained, config.data.seq_len, tmp_path / "model", read_provenance(path), pt2=False)
     metadata = ExportMetadata.read(tmp_path / "model")
     assert metadata.forecast_horizon == 3 and metadata.perfect_forecast_inputs
     _check_parity(model, config, scalers, tmp_path / "model", path, end)

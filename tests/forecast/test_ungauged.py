@@ -44,7 +44,7 @@ def gauge_model(trained, ingested: Path, tmp_path_factory: pytest.TempPathFactor
     torch.manual_seed(4)
     model = get_model(config.model, len(names), 3, "per_step", data=config.data).eval()
     out = tmp_path_factory.mktemp("gauge_model") / "model"
-    export_trained_model(Checkpoint(model.state_dict(), config, names, 3, scalers, "untrained"), config.data.max_len,
+    export_trained_model(Checkpoint(model.state_dict(), config, names, 3, scalers, "untrained"), config.data.seq_len,
                          out, read_provenance(ingested), pt2=False)
     return out
 

@@ -76,7 +76,7 @@ def test_the_store_is_zarr_v2_consolidated_and_chunked_by_station(both: tuple[Pa
 
 def _data_config(tmp: Path) -> DataConfig:
     return DataConfig.model_validate({
-        "dynamic_inputs": DYNAMIC, "static_inputs": ["p_mean", "aridity"], "max_len": 60, "min_len": 10,
+        "dynamic_inputs": DYNAMIC, "static_inputs": ["p_mean", "aridity"], "seq_len": 60, "min_len": 10,
         "cache_dir": str(tmp / "cache"),
         "splits": {"train": {"start": "2000-01-01", "end": "2002-12-31"},
                    "validation": {"start": "2003-01-01", "end": "2003-12-31"},

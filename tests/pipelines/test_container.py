@@ -115,7 +115,7 @@ def _train_config(config_dir: Path) -> Path:
     """The shipped per-step config made tiny (3 basins, 1981-1988, hidden 8, 2 batches), its tracking,
     output and cache paths as shipped (relative to the working directory)."""
     values = load_config(REPO_ROOT / "configs" / "train_caravan_per_step.yaml", TrainConfig).model_dump(mode="json")
-    values["data"].update({"max_len": 60, "min_len": 10, "spin_up": 5, "splits": {
+    values["data"].update({"seq_len": 60, "min_len": 10, "spin_up": 5, "splits": {
         "train": {"start": "1981-01-01", "end": "1984-12-31"},
         "validation": {"start": "1985-01-01", "end": "1986-12-31"},
         "test": {"start": "1987-01-01", "end": "1988-12-31"}}})

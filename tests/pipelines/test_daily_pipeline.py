@@ -48,7 +48,7 @@ def _train_and_export(data: Path, work: Path) -> Path:
         "data": {"path": str(data), "dynamic_inputs": ["total_precipitation_sum", "temperature_2m_mean",
                                                         "potential_evaporation_sum"],
                  "static_inputs": ["p_mean", "aridity"], "stations": ["01022500", "02064000", "03015500"],
-                 "max_len": 30, "min_len": 10, "cache_dir": str(work / "cache"),
+                 "seq_len": 30, "min_len": 10, "cache_dir": str(work / "cache"),
                  "splits": {"train": {"start": "2013-01-01", "end": "2013-12-31"},
                             "validation": {"start": "2014-01-01", "end": "2014-03-31"},
                             "test": {"start": "2014-04-01", "end": "2014-06-20"}}},

@@ -122,7 +122,7 @@ def _quantile_model(trained: TrainedRun, data: Path, out: Path) -> Path:
     network = get_model(config.model, len(names), 3, "per_step", data=config.data)
     checkpoint = Checkpoint(network.state_dict(), config, names, 3, Scalers.fit(station_data, config.data),
                             "untrained", quantile_scale=[[2.0, 1.8, 1.4, 1.0, 1.4, 1.8, 2.0]] * 3)
-    export_trained_model(checkpoint, config.data.max_len, out, read_provenance(data), pt2=False)
+    export_trained_model(checkpoint, config.data.seq_len, out, read_provenance(data), pt2=False)
     return out
 
 

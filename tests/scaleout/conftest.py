@@ -58,7 +58,7 @@ def small_train_config(tmp: Path, data_path: Path, *, batching: dict | None = No
     1981-1984 train, 1985 validation, 1986 test; MLflow in a SQLite file under ``tmp``."""
     return TrainConfig.model_validate({
         "data": {"path": str(data_path), "dynamic_inputs": ["total_precipitation_sum", "temperature_2m_mean"],
-                 "static_inputs": ["p_mean", "aridity"], "mode": "per_step", "max_len": 60, "min_len": 10,
+                 "static_inputs": ["p_mean", "aridity"], "mode": "per_step", "seq_len": 60, "min_len": 10,
                  "cache_dir": str(tmp / "cache"),
                  "splits": {"train": {"start": "1981-01-01", "end": "1984-12-31"},
                             "validation": {"start": "1985-01-01", "end": "1985-12-31"},

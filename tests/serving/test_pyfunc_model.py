@@ -106,7 +106,7 @@ def test_the_model_has_a_signature_an_example_a_version_and_its_provenance(versi
     flavor = yaml.safe_load((local / "MLmodel").read_text())["flavors"]["python_function"]
     assert flavor["loader_module"] == "mlflow.pyfunc.loaders.code_model"  # models from code
     copied = ExportedModel(local / flavor["artifacts"]["exported_model"]["path"])  # checksums verified
-    assert copied.metadata.run_id == trained.run_id and copied.seq_len == trained.config.data.max_len
+    assert copied.metadata.run_id == trained.run_id and copied.seq_len == trained.config.data.seq_len
     assert (local / "code" / "hydroseq" / "serving" / "pyfunc_model.py").is_file()
     assert "torch" not in (local / "requirements.txt").read_text()
 

@@ -52,7 +52,7 @@ def served(ingested: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
     store = store_uri(work)
     config = {
         "data": {"path": str(ingested), "dynamic_inputs": DYNAMIC, "static_inputs": STATIC, "stations": TRAIN_STATIONS,
-                 "mode": "per_step", "leads": [1, 2], "max_len": 30, "min_len": 5, "cache_dir": str(work / "cache"),
+                 "mode": "per_step", "leads": [1, 2], "seq_len": 30, "min_len": 5, "cache_dir": str(work / "cache"),
                  "splits": {"train": {"start": "2011-01-01", "end": "2012-12-31"},
                             "validation": {"start": "2013-01-01", "end": "2013-06-30"},
                             "test": {"start": "2013-07-01", "end": "2014-12-31"}}},

@@ -30,7 +30,7 @@ def small_nc(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def tiny_config(tmp: Path, data_path: Path, mode: str = "per_step", **training) -> TrainConfig:
     """A config that trains in seconds: hidden 8, short sequences, 1981-1984 / 1985-1986 / 1987-1988."""
     data = {"path": str(data_path), "dynamic_inputs": DYNAMIC, "static_inputs": STATIC, "mode": mode,
-            "max_len": 60 if mode == "per_step" else 30, "min_len": 10, "cache_dir": str(tmp / "cache"),
+            "seq_len": 60 if mode == "per_step" else 30, "min_len": 10, "cache_dir": str(tmp / "cache"),
             "splits": {"train": {"start": "1981-01-01", "end": "1984-12-31"},
                        "validation": {"start": "1985-01-01", "end": "1986-12-31"},
                        "test": {"start": "1987-01-01", "end": "1988-12-31"}}}

@@ -69,7 +69,7 @@ def test_same_seed_same_hiding() -> None:
 def _late_gauge_setup(small_nc: Path, make_config, tmp_path: Path):
     tiny = make_config(tmp_path, small_nc)
     config = DataConfig.model_validate({**tiny.data.model_dump(), "leads": [1, 2], "lagged_target": True,
-                                        "max_len": 40})
+                                        "seq_len": 40})
     data = load_station_data(small_nc, config)
     torch.manual_seed(0)
     model = get_model(ModelConfig(hidden_size=8), len(FeatureLayout.from_config(config).names), 2, "per_step")

@@ -48,8 +48,8 @@ def test_an_ensemble_is_a_parent_run_whose_model_is_the_member_mean(tmp_path: Pa
     ensemble = Checkpoint.load(result.output_dir / "best.pt").build_model()
     assert isinstance(ensemble, EnsembleModel) and len(ensemble.members) == 2
     singles = [Checkpoint.load(result.output_dir / f"member{m}" / "best.pt").build_model() for m in range(2)]
-    x = torch.randn(4, config.data.max_len, ensemble.lstm.input_size)
-    lengths = torch.tensor([config.data.max_len, 20, 9, 1])
+    x = torch.randn(4, config.data.seq_len, ensemble.lstm.input_size)
+    lengths = torch.tensor([config.data.seq_len, 20, 9, 1])
     x[torch.arange(x.shape[1])[None, :] >= lengths[:, None]] = 0.0
     with torch.no_grad():
         mean = (singles[0](x, lengths) + singles[1](x, lengths)) / 2
@@ -61,7 +61,7 @@ def test_an_ensemble_is_a_parent_run_whose_model_is_the_member_mean(tmp_path: Pa
     forecasts = set(report.scores["forecast"])
     assert {"model", "persistence", "climatology", "model_hidden7", "model_always_hidden"} <= forecasts
 
-    exported = export_model(result.run_id, seq_len=config.data.max_len, out_dir=tmp_path / "model",
+    exported = export_model(result.run_id, seq_len=config.data.seq_len, out_dir=tmp_path / "model",
                             tracking_uri=config.tracking.tracking_uri)
     network = ExportedModel(tmp_path / "model")
     assert exported.leads == [1, 2] and network.metadata.parity_max_abs_diff <= 1e-5

@@ -95,7 +95,7 @@ def test_mlflow_run_holds_params_metrics_artifacts_and_model(straight_run) -> No
     assert exported.metadata.run_id == result.run_id and exported.metadata.parity_max_abs_diff <= 1e-5
     best = Checkpoint.load(result.output_dir / "best.pt")
     assert exported.metadata.scalers == best.scalers.to_dict()
-    x, lengths = torch.randn(2, config.data.max_len, 5), torch.tensor([config.data.max_len, 11])
+    x, lengths = torch.randn(2, config.data.seq_len, 5), torch.tensor([config.data.seq_len, 11])
     x[1, 11:] = 0.0
     with torch.no_grad():
         expected = best.build_model()(x, lengths)[torch.arange(2), lengths - 1].numpy()

@@ -1,0 +1,41 @@
+"""The train config's sequence length, ``data.seq_len``: its former name ``max_len`` is read with a warning."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import pytest
+import yaml
+
+from hydroseq.config import ConfigError, TrainConfig, load_config
+from hydroseq.export import ExportMetadata
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+BASE_MODEL = REPO_ROOT / "models" / "caravan-camels-us-daily"
+
+
+def _config_with(tmp_path: Path, **data: object) -> Path:
+    config = yaml.safe_load((REPO_ROOT / "configs" / "train_demo_quick.yaml").read_text())
+    config["data"].pop("seq_len")
+    config["data"].update(data)
+    path = tmp_path / "train.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def test_the_former_name_max_len_is_read_as_seq_len_with_a_warning(tmp_path: Path) -> None:
+    with pytest.warns(FutureWarning, match="data.max_len is called data.seq_len now"):
+        config = load_config(_config_with(tmp_path, max_len=120), TrainConfig)
+    assert config.data.seq_len == 120 and "max_len" not in config.data.model_dump()
+    with pytest.raises(ConfigError, match="give seq_len only"):
+        load_config(_config_with(tmp_path, max_len=120, seq_len=90), TrainConfig)
+
+
+def test_a_model_exported_before_the_rename_reads_its_length_without_a_warning() -> None:
+    assert '"max_len": 365' in (BASE_MODEL / "metadata.json").read_text()  # the shipped file, as released
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        metadata = ExportMetadata.read(BASE_MODEL)
+    assert metadata.train_config is not None and metadata.train_config.data.seq_len == metadata.seq_len == 365
+    assert metadata.training_period is not None and metadata.training_period.start.year == 1981
