@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from hydroseq.fileio import atomic_path
 from hydroseq.forecast.result import ForecastResult
@@ -109,6 +110,34 @@ def write_scores_csv(scores: HindcastScores, path: str | Path) -> Path:
                     writer.writerow((station, int(lead), forecast, int(scores.n[f, s, k]),
                                      _number(scores.nse[f, s, k]), _number(scores.kge[f, s, k])))
     return path
+
+
+def read_scores_csv(path: str | Path, stations: tuple[str, ...], leads: np.ndarray) -> HindcastScores:
+    """The scores :func:`write_scores_csv` wrote to ``path``, on ``stations`` and ``leads`` (NaN where not scored).
+
+    Raises
+    ------
+    ValueError
+        If the file cannot be read or is not a scores table.
+    """
+    try:
+        table = pd.read_csv(path, dtype={"station": str, "forecast": str})
+    except (OSError, ValueError) as error:
+        raise ValueError(f"unreadable scores table ({error})") from None
+    if tuple(table.columns) != SCORE_COLUMNS or MODEL not in set(table["forecast"]):
+        raise ValueError(f"not a hindcast scores table: columns {list(table.columns)}, expected "
+                         f"{list(SCORE_COLUMNS)} with the forecast {MODEL!r}")
+    forecasts = (MODEL, *sorted(set(table["forecast"]) - {MODEL}, key=list(table["forecast"]).index))
+    arrays = {name: np.full((len(forecasts), len(stations), len(leads)), np.nan) for name in ("n", "nse", "kge")}
+    station_row = {station: s for s, station in enumerate(stations)}
+    lead_column = {int(lead): k for k, lead in enumerate(leads)}
+    for row in table.itertuples(index=False):
+        s, k = station_row.get(row.station), lead_column.get(int(row.lead))
+        if s is not None and k is not None:
+            f = forecasts.index(row.forecast)
+            arrays["n"][f, s, k], arrays["nse"][f, s, k], arrays["kge"][f, s, k] = row.n, row.nse, row.kge
+    return HindcastScores(stations, np.asarray(leads), forecasts, np.nan_to_num(arrays["n"]).astype(np.int64),
+                          arrays["nse"], arrays["kge"])
 
 
 def _number(value: float) -> str:

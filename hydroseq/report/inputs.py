@@ -12,11 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from hydroseq.errors import InputDataError
 from hydroseq.fileio import manifest_path, verify_set
-from hydroseq.forecast.hindcast import MODEL, SCORE_COLUMNS, HindcastScores
+from hydroseq.forecast.hindcast import HindcastScores, read_scores_csv
 from hydroseq.forecast.netcdf_reader import read_forecast_netcdf
 from hydroseq.forecast.result import ForecastResult
 from hydroseq.grid import GridSpec
@@ -124,32 +123,15 @@ def read_hindcast_scores(hindcast_path: str | Path, result: ForecastResult) -> H
     if not scores_path.is_file():
         raise InputDataError(hindcast_path, f"its scores {scores_path.name} are not beside it (hydroseq forecast "
                                             "writes them with a hindcast)")
-    checked = verify_set(manifest)
-    if checked is not None and (scores_path.name not in checked or hindcast_path.name not in checked):
-        checked = None
-    if checked is None and manifest.exists():
-        raise InputDataError(hindcast_path, f"the hindcast or {scores_path.name} differs from {manifest.name} "
-                                            "(changed since hydroseq forecast wrote them)")
+    if manifest.exists():  # a set as hydroseq forecast published it: both files as the manifest has them
+        checked = verify_set(manifest) or {}
+        if scores_path.name not in checked or hindcast_path.name not in checked:
+            raise InputDataError(hindcast_path, f"the hindcast or {scores_path.name} differs from {manifest.name} "
+                                                "(changed since hydroseq forecast wrote them)")
     try:
-        table = pd.read_csv(scores_path, dtype={"station": str, "forecast": str}, quoting=csv.QUOTE_MINIMAL)
-    except (OSError, ValueError) as error:
-        raise InputDataError(scores_path, f"unreadable scores table ({error})") from None
-    if tuple(table.columns) != SCORE_COLUMNS or MODEL not in set(table["forecast"]):
-        raise InputDataError(scores_path, f"not a hindcast scores table: columns {list(table.columns)}, expected "
-                                          f"{list(SCORE_COLUMNS)} with the forecast {MODEL!r}")
-    forecasts = (MODEL, *sorted(set(table["forecast"]) - {MODEL}, key=list(table["forecast"]).index))
-    shape = (len(forecasts), len(result.stations), len(result.leads))
-    arrays = {name: np.full(shape, np.nan) for name in ("n", "nse", "kge")}
-    station_row = {station: s for s, station in enumerate(result.stations)}
-    lead_column = {int(lead): k for k, lead in enumerate(result.leads)}
-    for row in table.itertuples(index=False):
-        s, k = station_row.get(row.station), lead_column.get(int(row.lead))
-        if s is None or k is None:
-            continue
-        f = forecasts.index(row.forecast)
-        arrays["n"][f, s, k], arrays["nse"][f, s, k], arrays["kge"][f, s, k] = row.n, row.nse, row.kge
-    return HindcastScores(result.stations, np.asarray(result.leads), forecasts,
-                          np.nan_to_num(arrays["n"]).astype(np.int64), arrays["nse"], arrays["kge"])
+        return read_scores_csv(scores_path, result.stations, result.leads)
+    except ValueError as error:
+        raise InputDataError(scores_path, str(error)) from None
 
 
 def read_station_list(path: str | Path) -> list[str]:
