@@ -46,8 +46,8 @@ class PageSession:
 
 
 @contextmanager
-def chromium(width: int = 1366, height: int = 768) -> Iterator[Any]:
-    """A headless Chromium (Playwright ``Browser``) with a ``width`` x ``height`` viewport by default."""
+def chromium() -> Iterator[Any]:
+    """A headless Chromium (Playwright ``Browser``)."""
     from playwright.sync_api import sync_playwright
 
     executable = chromium_path()
@@ -56,18 +56,16 @@ def chromium(width: int = 1366, height: int = 768) -> Iterator[Any]:
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=executable, args=list(CHROMIUM_FLAGS), headless=True)
         try:
-            browser.hydroseq_viewport = {"width": width, "height": height}
             yield browser
         finally:
             browser.close()
 
 
 @contextmanager
-def page_session(browser: Any, width: int | None = None, height: int | None = None) -> Iterator[PageSession]:
-    """A new context and page of ``browser`` recording requests and console errors."""
-    viewport = dict(browser.hydroseq_viewport)
-    viewport.update({key: value for key, value in (("width", width), ("height", height)) if value})
-    context = browser.new_context(viewport=viewport, service_workers="block")
+def page_session(browser: Any, width: int = 1366, height: int = 768) -> Iterator[PageSession]:
+    """A new context and page of ``browser``, a ``width`` x ``height`` viewport (a laptop's by default), recording
+    requests and console errors."""
+    context = browser.new_context(viewport={"width": width, "height": height}, service_workers="block")
     try:
         page = context.new_page()
         session = PageSession(page)

@@ -26,8 +26,9 @@ class Page:
     ----------
     kind
         ``forecast`` or ``verification``.
-    title, map_title
-        The page's heading and the map's.
+    title, map_title, headline
+        The page's heading, the map's, and the one line under the heading that answers the page's question
+        (the forecast page: which stations may exceed a flood threshold, how likely).
     header
         ``(label, text)`` lines at the top.
     notes
@@ -55,9 +56,9 @@ class Page:
     states: list[tuple[str, str]]
     columns: list[TableColumn]
     rows: list[dict[str, Any]]
-    unmapped: int = 0
     summary: dict[str, list] = field(default_factory=dict)
     lead_choices: list[tuple[int, str]] = field(default_factory=list)
+    headline: str = ""
 
 
 def model_text(attributes: Mapping[str, str]) -> str:

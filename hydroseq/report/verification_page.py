@@ -97,8 +97,7 @@ def verification_page(result: ForecastResult, axis: TimeAxis, observations: Obse
                              TableColumn(f"nse_{k}", f"NSE, {text}", "number"),
                              TableColumn(f"persistence_{k}", f"persistence, {text}", "number"),
                              TableColumn(f"skill_{k}", f"skill, {text}", "number"))]],
-                summary=_summary(scores, leads), lead_choices=[(k, text) for k, text in enumerate(leads)],
-                unmapped=int(sum(1 for s in range(len(result.stations)) if not _positioned(result, s))))
+                summary=_summary(scores, leads), lead_choices=[(k, text) for k, text in enumerate(leads)])
 
 
 def _nse_of(scores: HindcastScores, name: str) -> np.ndarray:
@@ -107,11 +106,6 @@ def _nse_of(scores: HindcastScores, name: str) -> np.ndarray:
 
 def _name(result: ForecastResult, s: int) -> str:
     return result.station_names[s] if result.station_names is not None else ""
-
-
-def _positioned(result: ForecastResult, s: int) -> bool:
-    return (result.lats is not None and result.lons is not None and bool(np.isfinite(result.lats[s]))
-            and bool(np.isfinite(result.lons[s])))
 
 
 def _class(value: float) -> tuple[str, str]:
