@@ -11,7 +11,7 @@ from hydroseq.forecast.result import ForecastResult, lead_text
 from hydroseq.report.charts import hydrograph, station_map, web_mercator
 from hydroseq.report.content import Page, TableColumn, model_text, percent, quantity
 from hydroseq.report.inputs import Observations
-from hydroseq.report.series import band_levels, forecast_page_series
+from hydroseq.report.series import forecast_page_series
 from hydroseq.report.stations import RISK_CLASSES, STATES, StationRow, peak_legend, station_rows
 from hydroseq.report.timeaxis import TimeAxis, age_text, utc_text
 from hydroseq.report.units import Discharge
@@ -44,15 +44,13 @@ def forecast_page(result: ForecastResult, axis: TimeAxis, observations: Observat
     data: dict[str, Any] = {
         "kind": "forecast", "issueMs": axis.boundary_ms(issue), "stepMs": result.step.total_seconds() * 1000,
         "leadText": [lead_text(int(lead), result.step) for lead in result.leads],
-        "thresholdLevels": list(levels), "bands": list(band_levels(result.quantile_levels)),
+        "thresholdLevels": list(levels),
         "observedT": axis.chart_ms(observations.times[observations.times <= issue]) if observations else [],
         "forecastT": axis.chart_ms(result.valid_times[0]),
         "previousT": axis.chart_ms(previous.valid_times[0]) if previous is not None else [],
-        "previousIssued": utc_text(previous.issue_times[0]) if previous is not None else "",
         "skillPeriod": scores_period or "", "stations": series,
         "sortColumn": "risk" if probabilistic else "peak_depth",
     }
-    mapped = [row for row in rows if np.isfinite(row.lat) and np.isfinite(row.lon)]
     data["map"] = _map_columns(rows)
     charts = {"map": station_map(), "hydrograph": hydrograph(axis.boundary_ms(issue), f"local time ({offset})")}
     first_lead, last_lead = (data["leadText"][k].removeprefix("lead ") for k in (0, -1))
@@ -60,11 +58,27 @@ def forecast_page(result: ForecastResult, axis: TimeAxis, observations: Observat
                  if probabilistic else f"Forecast peak as a depth rate, leads {first_lead} to {last_lead}")
     legend = ([(colour, text) for _, text, colour in RISK_CLASSES] if probabilistic
               else [(colour, text) for text, colour, _ in peak_legend(discharge.depth_unit)])
-    return Page(kind="forecast", title=title, map_title=map_title, header=header, notes=notes, data=data, charts=charts,
+    return Page(kind="forecast", title=title, map_title=map_title, header=header,
+                headline=f"Flood outlook: {_outlook(rows, probabilistic, discharge.depth_unit)}", notes=notes,
+                data=data, charts=charts,
                 legend=legend, states=[(marker, text) for marker, text in STATES.values()],
                 columns=_columns(levels, probabilistic, discharge.depth_unit),
-                rows=[_table_row(row, levels, axis, discharge) for row in rows],
-                unmapped=len(rows) - len(mapped))
+                rows=[_table_row(row, levels, axis, discharge) for row in rows])
+
+
+def _outlook(rows: list[StationRow], probabilistic: bool, depth_unit: str) -> str:
+    """The page's answer in one line: how many stations may exceed a flood threshold, and the likeliest three
+    (a deterministic model: the three highest peaks as a depth rate)."""
+    if probabilistic:
+        ranked = sorted((row for row in rows if np.isfinite(row.highest_probability)),
+                        key=lambda row: -row.highest_probability)
+        likely = sum(1 for row in ranked if row.highest_probability >= 0.5)
+        top = ", ".join(f"{row.name or row.station} {percent(row.highest_probability)}" for row in ranked[:3])
+        return (f"{likely} of {len(rows)} stations at 50 % or more of exceeding a flood threshold in the lead window"
+                + (f"; likeliest: {top}" if top else ""))
+    ranked = sorted((row for row in rows if np.isfinite(row.peak_depth)), key=lambda row: -row.peak_depth)
+    top = ", ".join(f"{row.name or row.station} {row.peak_depth:.3g} {depth_unit}" for row in ranked[:3])
+    return f"no flood probabilities (deterministic model); highest forecast peaks: {top or 'none'}"
 
 
 def _newest_text(rows: list[StationRow], axis: TimeAxis, issue: np.datetime64) -> str:

@@ -105,6 +105,16 @@ def test_the_map_draws_one_marker_per_station_of_the_forecast(forecast_session: 
     assert forecast_session.page.locator("#stations tbody tr").count() == stations
 
 
+def test_the_headline_says_how_many_stations_may_flood_and_which_are_likeliest(forecast_session: PageSession,
+                                                                             forecast_csv: pd.DataFrame) -> None:
+    highest = forecast_csv[[c for c in forecast_csv.columns if c.startswith("p_exceed_")]].max(axis=1)
+    by_station = highest.groupby(forecast_csv["station"]).max().sort_values(ascending=False, kind="stable")
+    names = forecast_csv.drop_duplicates("station").set_index("station")["station_name"]
+    headline = forecast_session.page.locator("#headline").inner_text()
+    assert headline.startswith(f"Flood outlook: {int((by_station >= 0.5).sum())} of 31 stations at 50 % or more")
+    assert f"likeliest: {names[by_station.index[0]]} {by_station.iloc[0] * 100:.0f} %" in headline
+
+
 def test_the_table_starts_with_the_highest_probability_and_sorts_on_a_click(forecast_session: PageSession,
                                                                             forecast_csv: pd.DataFrame) -> None:
     page = forecast_session.page
@@ -243,6 +253,8 @@ def test_a_deterministic_model_shows_its_line_without_bands_and_says_so(browser,
         session.page.screenshot(path=str(screenshots / "deterministic_page.png"), full_page=True)
         page = session.page
         assert "This model is deterministic" in page.locator("header").inner_text()
+        assert "no flood probabilities (deterministic model); highest forecast peaks:" in page.locator(
+            "#headline").inner_text()
         assert "Deterministic model" in page.locator("#station-details").inner_text()
         drawn = source(session, "forecast_data")
         assert all(value is None for value in drawn["low90"] + drawn["high90"])

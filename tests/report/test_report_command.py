@@ -9,6 +9,7 @@ import re
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 import xarray as xr
 
@@ -133,3 +134,31 @@ def test_a_station_list_makes_a_page_per_region_and_a_big_network_is_refused(rep
                        str(tmp_path / "x.html")], capsys)
     assert code == 3 and "has 31 stations, more than a page holds well (30): write one page per region" in error
     assert not (tmp_path / "x.html").exists()
+
+
+def test_what_the_data_file_holds_after_the_issue_time_changes_nothing_on_the_page(report_inputs: dict[str, Path],
+                                                                                   tmp_path: Path) -> None:
+    """Perturb the future: every variable after the issue step replaced by noise (two draws) gives the same page,
+    byte for byte; the observation of the issue step itself (the control) changes it."""
+    with xr.open_dataset(report_inputs["data"]) as dataset:
+        original = dataset.load()
+    issue = np.datetime64("2014-10-01T08:00", "ns")
+    after = original["time"].values > issue
+    assert after.sum() > 60  # the bundled file goes on to the end of 2014
+    inputs = {"forecast": report_inputs["forecast"], "hindcast": report_inputs["hindcast"],
+              "previous": report_inputs["previous"]}
+    rng = np.random.default_rng(0)
+    for draw in range(2):
+        perturbed = original.copy(deep=True)
+        for name, variable in perturbed.data_vars.items():
+            if variable.dims == ("station", "time"):
+                future = variable.values[:, after]
+                perturbed[name].values[:, after] = rng.uniform(0, 1000, future.shape).astype(future.dtype)
+        perturbed.to_netcdf(tmp_path / f"future_{draw}.nc")
+        write_report(tmp_path / f"page_{draw}.html", data=tmp_path / f"future_{draw}.nc", **inputs)
+        assert (tmp_path / f"page_{draw}.html").read_bytes() == report_inputs["forecast_page"].read_bytes()
+    control = original.copy(deep=True)
+    control["streamflow"].loc[{"time": issue}] = control["streamflow"].sel(time=issue) + 1.0
+    control.to_netcdf(tmp_path / "issue_day.nc")
+    write_report(tmp_path / "control.html", data=tmp_path / "issue_day.nc", **inputs)
+    assert (tmp_path / "control.html").read_bytes() != report_inputs["forecast_page"].read_bytes()
