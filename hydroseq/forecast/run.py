@@ -157,9 +157,9 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
     values, members, age = core.values, core.members, core.observation_age_hours
     skipped = _skip_reasons(data, core.valid, core.lengths, local_ends, core.needed)
     ungauged = () if newest is None or not observed_flag else tuple(np.asarray(data.station_ids)[newest < 0])
-    result = replace(_result(model, data, info, plan, values, members, skipped, age, products), ungauged=ungauged)
     label = model_label if model_label is not None else {"model_name": Path(model_dir).resolve().name}
-    result = replace(result, attributes={**result.attributes, **{key: value for key, value in label.items() if value}})
+    result = replace(_result(model, data, info, plan, values, members, skipped, age, products, label),
+                     ungauged=ungauged)
     if max_observation_age is not None and newest is not None:
         stale = stale_gauges(result, newest, int(plan.ends[-1]), metadata.grid.step, max_observation_age)
         result = replace(result, max_observation_age_hours=float(max_observation_age), stale=stale)
@@ -229,7 +229,7 @@ def _skip_reasons(data: StationData, valid: np.ndarray, lengths: np.ndarray, end
 
 def _result(model: ExportedModel, data: StationData, info: StationInfo, plan: Plan, values: np.ndarray,
             members: np.ndarray | None, skipped: dict[str, str], age_hours: np.ndarray | None,
-            products: ProductUse) -> ForecastResult:
+            products: ProductUse, model_label: dict[str, str]) -> ForecastResult:
     metadata = model.metadata
     levels = tuple(metadata.quantiles)
     quantiles = values if levels else None
@@ -243,6 +243,7 @@ def _result(model: ExportedModel, data: StationData, info: StationInfo, plan: Pl
         **metadata.grid.to_attrs(),
         "comment": "negative model outputs are published as 0 (discharge cannot be negative)",
         **products.attributes,
+        **{key: value for key, value in model_label.items() if value},
     }
     return ForecastResult(
         issue_times=data.times[plan.ends - plan.start], stations=data.station_ids,
