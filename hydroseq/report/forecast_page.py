@@ -67,15 +67,16 @@ def forecast_page(result: ForecastResult, axis: TimeAxis, observations: Observat
 
 
 def _outlook(rows: list[StationRow], probabilistic: bool, depth_unit: str) -> str:
-    """The page's answer in one line: how many stations may exceed a flood threshold, and the likeliest three
-    (a deterministic model: the three highest peaks as a depth rate)."""
+    """The page's answer in one line: how many stations may exceed a flood threshold, and the likeliest three of
+    those at 5 % or more (a deterministic model: the three highest peaks as a depth rate)."""
     if probabilistic:
         ranked = sorted((row for row in rows if np.isfinite(row.highest_probability)),
                         key=lambda row: -row.highest_probability)
         likely = sum(1 for row in ranked if row.highest_probability >= 0.5)
-        top = ", ".join(f"{row.name or row.station} {percent(row.highest_probability)}" for row in ranked[:3])
-        return (f"{likely} of {len(rows)} stations at 50 % or more of exceeding a flood threshold in the lead window"
-                + (f"; likeliest: {top}" if top else ""))
+        worth_naming = [row for row in ranked if row.highest_probability >= RISK_CLASSES[-2][0]][:3]
+        top = ", ".join(f"{row.name or row.station} {percent(row.highest_probability)}" for row in worth_naming)
+        return (f"{likely} of {len(rows)} stations at 50 % or more of exceeding a flood threshold in the lead window; "
+                + (f"likeliest: {top}" if top else f"none at {percent(RISK_CLASSES[-2][0])} or more"))
     ranked = sorted((row for row in rows if np.isfinite(row.peak_depth)), key=lambda row: -row.peak_depth)
     top = ", ".join(f"{row.name or row.station} {row.peak_depth:.3g} {depth_unit}" for row in ranked[:3])
     return f"no flood probabilities (deterministic model); highest forecast peaks: {top or 'none'}"
