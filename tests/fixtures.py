@@ -226,6 +226,36 @@ def untrained_members(config: TrainConfig, station_data: StationData, seeds: Seq
                       member_states=states)
 
 
+def export_untrained_forecast_model(data: Path, out: Path, forecast_inputs: Sequence[str],
+                                    splits: dict[str, tuple[str, str]]) -> Path:
+    """An untrained per-step model of ``data`` (a Caravan ingest with streamflow) reading the ingested
+    ``forecast_inputs`` for leads 1-3, exported to ``out`` (torch is imported here, not when the tests load)."""
+    import torch
+
+    from hydroseq.config import validate_config
+    from hydroseq.dataset import FeatureLayout, Scalers, load_station_data
+    from hydroseq.export.exporter import export_trained_model
+    from hydroseq.export.source import read_provenance
+    from hydroseq.model import get_model
+    from hydroseq.training.checkpoint import Checkpoint
+
+    train = validate_config({
+        "data": {"path": str(data), "dynamic_inputs": ["total_precipitation_sum", "temperature_2m_mean"],
+                 "static_inputs": [], "target": "streamflow", "mode": "per_step", "leads": [1, 2, 3],
+                 "lagged_target": True, "seq_len": 20, "min_len": 5,
+                 "forecast_inputs": [{"variable": name, "source": "ingested"} for name in forecast_inputs],
+                 "splits": {name: {"start": start, "end": end} for name, (start, end) in splits.items()}},
+        "model": {"hidden_size": 8, "observed_skip": True, "forecast_rollout": True},
+        "training": {"output_dir": str(out.parent / "train")}}, TrainConfig)
+    scalers = Scalers.fit(load_station_data(data, train.data), train.data)
+    layout = FeatureLayout.from_config(train.data)
+    torch.manual_seed(0)
+    model = get_model(train.model, len(layout.names), 3, "per_step", data=train.data).eval()
+    checkpoint = Checkpoint(model.state_dict(), train, layout.names, 3, scalers, "untrained")
+    export_trained_model(checkpoint, train.data.seq_len, out, read_provenance(data), pt2=False)
+    return out
+
+
 def store_uri(folder: Path) -> str:
     """``sqlite:///<folder>/mlruns.db``, an MLflow store with its tables already made (copied from one made
     once per process: making them takes 2-3 s a store). Tests of a store's first creation use their own path."""

@@ -28,10 +28,11 @@ def forecast_command(args: argparse.Namespace) -> int:
     """Forecast (or hindcast) every station; the exit status says how much was produced.
 
     ``ExitCode.OK`` when something was written and at most ``--max-skipped-share`` of the stations
-    were not forecast (or, with ``--max-observation-age``, were forecast from a stale gauge), ``PARTIAL``
-    when more were (the files are written all the same), and ``NOTHING_PRODUCED`` when no station
-    could be forecast (nothing written; also when the data end before the issue time). A ``--model
-    models:/NAME@ALIAS`` (or ``/VERSION``) is the exported model of that registered version
+    were not forecast (or, with ``--max-observation-age``, were forecast from a stale gauge, or, at
+    one issue time, without any weather forecast), ``PARTIAL`` when more were (the files are written
+    all the same), and ``NOTHING_PRODUCED`` when no station could be forecast (nothing written; also
+    when the data end before the issue time). A ``--model models:/NAME@ALIAS`` (or ``/VERSION``) is
+    the exported model of that registered version
     (:func:`hydroseq.serving.model_uri.registered_model`); the summary's ``model`` names it.
     """
     if not is_model_uri(args.model):
@@ -67,12 +68,19 @@ def _forecast(args: argparse.Namespace, model_dir: Path, about_model: dict[str, 
         print_scores(run.published.scores, list(run.published.score_files), console)
     if run.published.distribution_scores is not None:
         print_distribution_scores(run.published.distribution_scores, run.result.leads, console)
+    if run.result.late_weather_forecast:
+        LOGGER.warning(f"hydroseq forecast: {len(run.result.late_weather_forecast)} stations read an older weather "
+                       f"forecast run than the one due ({next(iter(run.result.late_weather_forecast.values()))})")
     skipped, stale, total = len(run.result.skipped), len(run.result.stale), len(run.result.stations)
-    if skipped + stale > args.max_skipped_share * total:
-        counted = f"{skipped} of {total} stations not forecast" + (
-            f" and {stale} forecast from a gauge silent for more than --max-observation-age "
-            f"{args.max_observation_age:g} h" if stale else "")
-        LOGGER.warning(f"hydroseq forecast: partial result: {counted} ({(skipped + stale) / total:.0%}), more than "
+    without_weather = len(run.result.fallback) if len(run.result.issue_times) == 1 else 0
+    if skipped + stale + without_weather > args.max_skipped_share * total:
+        counted = ", ".join(part for part in (
+            f"{skipped} of {total} stations not forecast",
+            f"{stale} forecast from a gauge silent for more than --max-observation-age "
+            f"{args.max_observation_age:g} h" if stale else "",
+            f"{without_weather} forecast without a weather forecast" if without_weather else "") if part)
+        share = (skipped + stale + without_weather) / total
+        LOGGER.warning(f"hydroseq forecast: partial result: {counted} ({share:.0%}), more than "
                        f"--max-skipped-share {args.max_skipped_share:g} allows; what was forecast is written")
         return finish(args, summary, ExitCode.PARTIAL)
     return finish(args, summary, ExitCode.OK)
@@ -91,6 +99,7 @@ def forecast_summary(run: ForecastRun) -> dict[str, Any]:
         "stations": {"total": len(result.stations), "forecast": run.stations_forecast,
                      "skipped": len(result.skipped), "stale": len(result.stale)},
         "skipped": result.skipped, "without_weather_forecast": result.fallback,
+        "late_weather_forecast": result.late_weather_forecast,
         "forecast_inputs": forecast_input_use(result),
         "without_newest_observation": late_gauges(result),
         "max_observation_age_hours": result.max_observation_age_hours, "stale": result.stale, "leads": result.leads,
@@ -121,6 +130,7 @@ def print_summary(result: ForecastResult, n_forecast: int, outputs: list[Path], 
     late = late_gauges(result)
     for reasons, title in ((result.skipped, "stations not forecast"),
                            (result.fallback, "stations forecast without some weather-forecast input"),
+                           (result.late_weather_forecast, "stations forecast from an older weather run than due"),
                            (late, "stations forecast without their newest observation"),
                            (result.stale, "stations forecast from a stale gauge (--max-observation-age)")):
         if reasons:

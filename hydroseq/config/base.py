@@ -36,6 +36,8 @@ def format_validation_error(error: ValidationError, source: str) -> str:
 
 
 def _format_problem(problem: ErrorDetails) -> str:
+    if not problem["loc"] and problem["type"] == "value_error":  # a check across sections: its message says what
+        return str(problem.get("ctx", {}).get("error", problem["msg"]))
     key = ".".join(str(part) for part in problem["loc"]) or "<root>"
     shown = "missing" if problem["type"] == "missing" else f"got {problem.get('input')!r}"
     if problem["type"] == "value_error":  # a validator's own message says what is wrong

@@ -1,9 +1,11 @@
 """Configuration of an issued weather-forecast product read by ``hydroseq ingest``.
 
-A forecast source is a set of NetCDF files in the layout cfgrib writes for ECMWF and NOAA products:
-a reference-time dimension (``time``), a lead dimension (``step``, a duration), a ``valid_time``
-coordinate equal to ``time + step``, and either a station dimension or a ``latitude``/``longitude``
-grid. It is gridded onto ``(station, issue, lead)`` by :mod:`hydroseq.ingest.forecast_grid`.
+A forecast source is a set of GRIB2 run files as ECMWF and NOAA publish them (``format: grib2``,
+deterministic or ensemble), or of NetCDF files in the layout cfgrib writes for them: a
+reference-time dimension (``time``), a lead dimension (``step``, a duration), a ``valid_time``
+coordinate equal to ``time + step``, optionally a member dimension (``number``), and either a
+station dimension or a ``latitude``/``longitude`` grid. It is gridded onto ``(station, issue,
+lead[, member])`` by :mod:`hydroseq.ingest.forecast_grid`.
 """
 
 from __future__ import annotations
@@ -51,9 +53,20 @@ class ForecastSourceConfig(StrictModel):
 
     name: str = Field(description="label of the product in messages and in the output's attributes")
     path: str = Field(description="file path or glob (one file per reference time, or one with many)")
+    format: Literal["netcdf", "grib2"] = Field(
+        "netcdf", description="netcdf: files in cfgrib's NetCDF layout; grib2: GRIB2 run files as ECMWF open data "
+        "and NOAA GFS/GEFS publish them, read with ecCodes through cfgrib (layout grid; each variable's source is "
+        "the GRIB shortName, e.g. tp, 2t; the control member, dataType cf, is member 0)")
     layout: Literal["station", "grid"] = Field(description="station: (time, step, station); "
                                                "grid: (time, step, latitude, longitude)")
     variables: dict[str, ForecastVariableSpec] = Field(min_length=1, description="output name -> spec")
+    members: int | None = Field(None, ge=1, description="an ensemble: the number of members every run holds (the "
+                                "control included), kept as the output's 'member' dimension; a run with another "
+                                "number is refused. Unset: a deterministic product")
+    member_dim: str = Field("number", description="the files' member dimension (cfgrib: number)")
+    steps: list[str] | None = Field(None, description="the steps every run must have, as ranges 'FIRST/LAST/BY' in "
+                                    "hours (ECMWF's notation), e.g. ['0/90/1', '93/144/3']; a run lacking one is "
+                                    "refused naming the step. Unset: any strictly increasing steps")
     latency: str = Field(description="a product with reference time r is usable from r + latency on, e.g. 6h")
     issue_frequency: str = Field(description="expected spacing of reference times, e.g. 1D")
     horizon: int = Field(ge=1, description="lead steps of the grid to produce")
@@ -71,7 +84,10 @@ class ForecastSourceConfig(StrictModel):
     # grid layout: the same extraction as netcdf_grid observations
     latitude_variable: str = "latitude"
     longitude_variable: str = "longitude"
-    extraction: Literal["nearest", "weights"] = "nearest"
+    extraction: Literal["nearest", "weights", "polygons"] = Field(
+        "nearest", description="layout grid: nearest (the cell holding the station), weights (the cells and weights "
+        "of weights_path) or polygons (the cells each station's outline covers, weighted by the area covered; "
+        "needs stations.outlines)")
     weights_path: Path | None = Field(None, description="CSV station_id,lat,lon,weight for 'weights'")
     _latency: pd.Timedelta = PrivateAttr()
     _issue_step: pd.Timedelta = PrivateAttr()
@@ -88,8 +104,17 @@ class ForecastSourceConfig(StrictModel):
         parse_step(value)
         return value
 
+    @field_validator("steps")
+    @classmethod
+    def _steps_valid(cls, value: list[str] | None) -> list[str] | None:
+        if value is not None:
+            expected_step_hours(value)
+        return value
+
     @model_validator(mode="after")
     def _consistent(self) -> ForecastSourceConfig:
+        if self.format == "grib2" and self.layout != "grid":
+            raise ValueError("format grib2 holds gridded fields: set layout: grid")
         if self.extraction == "weights" and self.weights_path is None:
             raise ValueError("extraction 'weights' needs weights_path")
         if self.layout == "station" and self.extraction != "nearest":
@@ -112,6 +137,31 @@ class ForecastSourceConfig(StrictModel):
     def label(self) -> str:
         """How messages name this source."""
         return self.name
+
+
+def expected_step_hours(ranges: list[str]) -> list[float]:
+    """The hours that ``steps`` ranges (``'0/90/1'``, ``'93/144/3'``, or a single ``'6'``) name, sorted.
+
+    Raises
+    ------
+    ValueError
+        If a range is not ``FIRST/LAST/BY`` with FIRST <= LAST and BY > 0, in hours.
+    """
+    hours: set[float] = set()
+    for text in ranges:
+        parts = str(text).split("/")
+        try:
+            numbers = [float(part) for part in parts]
+        except ValueError:
+            raise ValueError(f"steps: {text!r} is not FIRST/LAST/BY in hours, e.g. 0/72/6") from None
+        if len(numbers) == 1:
+            numbers = [numbers[0], numbers[0], 1.0]
+        if len(numbers) != 3 or numbers[2] <= 0 or numbers[0] > numbers[1] or numbers[0] < 0:
+            raise ValueError(f"steps: {text!r} is not FIRST/LAST/BY in hours with 0 <= FIRST <= LAST, BY > 0")
+        first, last, by = numbers
+        count = round((last - first) / by) + 1
+        hours.update(round(first + k * by, 6) for k in range(count) if first + k * by <= last + 1e-9)
+    return sorted(hours)
 
 
 def parse_latency(text: str) -> pd.Timedelta:

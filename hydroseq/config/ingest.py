@@ -17,6 +17,7 @@ from pydantic import Field, PrivateAttr, field_validator, model_validator
 from hydroseq.config.base import StrictModel
 from hydroseq.config.dates import IsoDate, IsoDateTime
 from hydroseq.config.forecast_source import ForecastSourceConfig
+from hydroseq.config.outlines import OutlinesConfig
 from hydroseq.config.variables import VariableSpec
 from hydroseq.grid import GridSpec, parse_step, parse_timezone
 
@@ -68,7 +69,10 @@ class SourceConfig(StrictModel):
                                         "(e.g. a NextGen catchment to its gauge)")
     time_variable: str | None = None
     # Gridded NetCDF
-    extraction: Literal["nearest", "weights"] = "nearest"
+    extraction: Literal["nearest", "weights", "polygons"] = Field(
+        "nearest", description="netcdf_grid: nearest (the cell holding the station), weights (the cells and weights "
+        "of weights_path) or polygons (the cells each station's outline covers, weighted by the area covered; "
+        "needs stations.outlines)")
     weights_path: Path | None = Field(None, description="CSV station_id,lat,lon,weight for 'weights'")
     # CAMELS streamflow quality flags treated as missing
     bad_flags: list[str] = Field(default_factory=lambda: ["M"])
@@ -146,6 +150,9 @@ class StationsConfig(StrictModel):
     exclude_ids: list[str] | Path | None = Field(
         None, description="leave out these stations (a list, or a text file with one id per line), for "
                           "instance the basins kept apart to test a regional model on basins it never saw")
+    outlines: OutlinesConfig | None = Field(
+        None, description="basin outlines, one per station (every station must have one), for gridded sources "
+                          "with extraction: polygons")
 
     @field_validator("timezones")
     @classmethod
@@ -252,6 +259,15 @@ class IngestConfig(StrictModel):
     output: OutputConfig = Field(default_factory=OutputConfig)
 
     @model_validator(mode="after")
+    def _outlines_for_polygons(self) -> IngestConfig:
+        polygons = ([source.label for source in self.sources if source.extraction == "polygons"]
+                    + [source.label for source in self.forecast_sources if source.extraction == "polygons"])
+        if polygons and self.stations.outlines is None:
+            raise ValueError(f"extraction: polygons (source {polygons[0]!r}) needs the stations' basin outlines: "
+                             "set stations.outlines")
+        return self
+
+    @model_validator(mode="after")
     def _unique_variables(self) -> IngestConfig:
         produced = [(name, source.label) for source in self.sources for name in source.variables]
         for forecast in self.forecast_sources:
@@ -262,4 +278,8 @@ class IngestConfig(StrictModel):
             if name in seen:
                 raise ValueError(f"variable {name!r} is produced by both {seen[name]!r} and {label!r}")
             seen[name] = label
+        members = {forecast.members for forecast in self.forecast_sources if forecast.members is not None}
+        if len(members) > 1:
+            raise ValueError(f"the ensemble forecast sources have different numbers of members ({sorted(members)}); "
+                             "an ingested file holds one member dimension")
         return self

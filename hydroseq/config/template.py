@@ -22,6 +22,7 @@ from pydantic_core import PydanticUndefined, to_jsonable_python
 
 from hydroseq.config.forecast_source import ForecastSourceConfig
 from hydroseq.config.ingest import GridConfig, SourceConfig, StationsConfig
+from hydroseq.config.outlines import OutlinesConfig
 from hydroseq.config.train import DataConfig, ForecastInput
 
 _CARAVAN_VARIABLES = {name: {"source": name, "units": "degC" if name.startswith("temperature") else "mm/d",
@@ -30,6 +31,7 @@ _CARAVAN_VARIABLES = {name: {"source": name, "units": "degC" if name.startswith(
                                    "streamflow")}
 EXAMPLES: dict[tuple[type[BaseModel], str], object] = {
     (StationsConfig, "path"): "data/stations/caravan_camels_us.csv",
+    (OutlinesConfig, "path"): "data/stations/caravan_camels_us_outlines.geojson",
     (SourceConfig, "path"): "data/daily_caravan_camels_us/[0-9]*.csv",
     (SourceConfig, "format"): "caravan_csv",
     (SourceConfig, "frequency"): "1D",

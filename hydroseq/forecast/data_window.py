@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
+import pandas as pd
 import xarray as xr
 
 from hydroseq.dataset import StationData
@@ -105,6 +106,16 @@ class IngestedFile:
         forecasts, first, last = self._forecasts(start, stop, last_issue)
         return read_reference_times(forecasts, self.metadata.forecast_input_specs,
                                     list(range(len(self.station_ids))), first, last)
+
+    def forecast_schedules(self) -> dict[str, tuple[pd.Timedelta, pd.Timedelta]]:
+        """Per ingested forecast input, its product's ``(latency, issue frequency)`` as the ingest wrote them."""
+        schedules = {}
+        for item in self.metadata.forecast_input_specs:
+            attrs = self.dataset[item.variable].attrs if item.variable in self.dataset.variables else {}
+            if item.source == "ingested" and "forecast_latency" in attrs and "forecast_issue_frequency" in attrs:
+                schedules[item.variable] = (pd.Timedelta(attrs["forecast_latency"]),
+                                            pd.Timedelta(attrs["forecast_issue_frequency"]))
+        return schedules
 
     def _forecasts(self, start: int, stop: int, last_issue: int | None) -> tuple[xr.Dataset, int, int]:
         """Where the forecast variables of steps ``start..stop-1`` are read: the file itself, or a window of it

@@ -28,6 +28,7 @@ from hydroseq.errors import ConfigError, InputDataError
 from hydroseq.grid import GridSpec
 from hydroseq.ingest import Station, TimeGrid
 from hydroseq.ingest.forecast_grid import grid_forecast_source
+from hydroseq.ingest.outlines import with_outlines
 
 
 @dataclass(frozen=True)
@@ -91,7 +92,9 @@ def read_forcing_forecast(path: str | Path, dataset: xr.Dataset, data_path: Path
 
     Only the products published by the last issue step (``last_issue``, default ``stop - 1``) are
     read and checked: a later one is never used for the forecast, so a bad one does not fail it
-    (it fails the forecast of the issue time that uses it).
+    (it fails the forecast of the issue time that uses it). A source with ``extraction: polygons``
+    reads the stations' outlines from the outlines file of the recorded ingest config (its path as
+    the ingest config gives it).
 
     Raises
     ------
@@ -105,10 +108,12 @@ def read_forcing_forecast(path: str | Path, dataset: xr.Dataset, data_path: Path
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"--forcing-forecast {path}: no such file")
-    source = _forecast_source(dataset, data_path, source_name)
+    source, config = _forecast_source(dataset, data_path, source_name)
     stations = [Station(id=str(station), name=str(station), lat=float(lat), lon=float(lon), area_km2=float(area))
                 for station, lat, lon, area in zip(dataset["station"].values, dataset["lat"].values,
                                                    dataset["lon"].values, dataset["area_km2"].values, strict=True)]
+    if source.extraction == "polygons" and config.stations.outlines is not None:
+        stations = with_outlines(stations, config.stations.outlines)  # the outlines file the ingest read
     labels = pd.DatetimeIndex(np.asarray(dataset["time"].values[start:stop], dtype="datetime64[ns]"), name="time")
     published_by = labels.to_numpy()[(stop - 1 if last_issue is None else last_issue) - start]
     on_grid = grid_forecast_source(source.model_copy(update={"path": glob.escape(str(path))}), stations,
@@ -117,7 +122,8 @@ def read_forcing_forecast(path: str | Path, dataset: xr.Dataset, data_path: Path
                            start=start, values=on_grid.values, reference_time=on_grid.reference_time)
 
 
-def _forecast_source(dataset: xr.Dataset, data_path: Path, name: str | None) -> ForecastSourceConfig:
+def _forecast_source(dataset: xr.Dataset, data_path: Path,
+                     name: str | None) -> tuple[ForecastSourceConfig, IngestConfig]:
     text = dataset.attrs.get("ingest_config")
     if not text:
         raise ConfigError(f"--forcing-forecast: {data_path} records no ingest config (attribute ingest_config); "
@@ -133,13 +139,13 @@ def _forecast_source(dataset: xr.Dataset, data_path: Path, name: str | None) -> 
         raise ConfigError(f"--forcing-forecast: the ingest config of {data_path} has no forecast_sources to read "
                           "the product with")
     if name is None and len(sources) == 1:
-        return sources[0]
+        return sources[0], config
     chosen = [source for source in sources if source.label == name]
     if not chosen:
         wanted = "name one with --forecast-source" if name is None else f"none is called {name!r}"
         raise ConfigError(f"--forcing-forecast: the ingest config of {data_path} has forecast sources {labels}; "
                           f"{wanted}")
-    return chosen[0]
+    return chosen[0], config
 
 
 def _ingested_reference(window: xr.Dataset, name: str) -> np.ndarray:

@@ -41,6 +41,9 @@ class ProductUse:
     fallback
         ``{station: message}`` for stations forecast without some weather-forecast input at some
         issue time; the message names the inputs that fell back and those read.
+    late
+        ``{station: message}`` for stations that read, at the (last) issue time, an older run than
+        the newest one due by then: the run due was late or missing (see :func:`due_reference`).
     attributes
         Global attributes for the forecast files: the inputs, their sources and horizon.
     """
@@ -50,15 +53,18 @@ class ProductUse:
     input_age_hours: np.ndarray | None = None
     age_hours: np.ndarray | None = None
     fallback: dict[str, str] = field(default_factory=dict)
+    late: dict[str, str] = field(default_factory=dict)
     attributes: dict[str, str] = field(default_factory=dict)
 
 
 def product_use(metadata: ExportMetadata, data: StationData, ends: np.ndarray, references: dict[str, np.ndarray],
                 on_missing: MissingForecastInput, path: Path,
-                file_attributes: dict[str, str] | None = None) -> ProductUse:
+                file_attributes: dict[str, str] | None = None,
+                schedules: dict[str, tuple[pd.Timedelta, pd.Timedelta]] | None = None) -> ProductUse:
     """Per input, what the model read at the issue steps ``ends`` (indices into ``data``), the products'
     ages, fallbacks and attributes; ``file_attributes`` name a product file read at forecast time
-    (``--forcing-forecast``), ``path`` the file errors name.
+    (``--forcing-forecast``), ``path`` the file errors name, ``schedules`` each ingested input's
+    ``(latency, issue frequency)`` (runs older than the one due are reported as late).
 
     Raises
     ------
@@ -89,8 +95,38 @@ def product_use(metadata: ExportMetadata, data: StationData, ends: np.ndarray, r
     fallback = {data.station_ids[s]: _reason(names, kinds, read[:, s],
                                              None if input_age is None else input_age[:, s], issues)
                 for s in missing}
+    late = _late_runs(names, read, issues, references, ends, schedules or {}, data.station_ids)
+    if late:
+        attributes["late_weather_forecast_stations"] = json.dumps(late, sort_keys=True)
     return ProductUse(inputs=names, read=read, input_age_hours=input_age, age_hours=age, fallback=fallback,
-                      attributes=attributes)
+                      late=late, attributes=attributes)
+
+
+def due_reference(issue: np.datetime64, latency: pd.Timedelta, frequency: pd.Timedelta) -> pd.Timestamp:
+    """The newest reference time on the product's schedule (multiples of ``frequency`` from 00 UTC of
+    1970-01-01, so 00/12 UTC for 12-hourly runs) that is published (``+ latency``) by ``issue``."""
+    return (pd.Timestamp(issue) - latency).floor(frequency)
+
+
+def _late_runs(names: tuple[str, ...], read: np.ndarray, issues: np.ndarray, references: dict[str, np.ndarray],
+               ends: np.ndarray, schedules: dict[str, tuple[pd.Timedelta, pd.Timedelta]],
+               station_ids: tuple[str, ...]) -> dict[str, str]:
+    """At the last issue time, the stations whose inputs read a run older than the one due."""
+    late: dict[str, list[str]] = {}
+    issue = issues[-1]
+    for k, name in enumerate(names):
+        if name not in schedules or name not in references:
+            continue
+        due = due_reference(issue, *schedules[name])
+        used = references[name][:, ends[-1]]
+        for s, reference in enumerate(used):
+            if np.isnat(reference) or not read[-1, s, k] or pd.Timestamp(reference) >= due:
+                continue
+            age = (pd.Timestamp(issue) - pd.Timestamp(reference)) / pd.Timedelta(hours=1)
+            late.setdefault(station_ids[s], []).append(
+                f"{name}: the run of {due:%Y-%m-%dT%H:%M}Z was not in by the issue time; read the run of "
+                f"{pd.Timestamp(reference):%Y-%m-%dT%H:%M}Z ({age:g} h old)")
+    return {station: "; ".join(reasons) for station, reasons in late.items()}
 
 
 def _ages(names: tuple[str, ...], read: np.ndarray, issues: np.ndarray, references: dict[str, np.ndarray],

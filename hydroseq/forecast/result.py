@@ -61,6 +61,10 @@ class ForecastResult:
     fallback
         ``{station: reason}`` for stations forecast without some weather-forecast input at some
         issue time; the reason names the inputs that fell back and how the others were read.
+    late_weather_forecast
+        ``{station: reason}`` for stations whose forecast read an older run than the newest one due
+        by the issue time (by the product's latency and issue frequency): the newest was late or
+        missing; the reason names both runs. Also the global attribute ``late_weather_forecast_stations``.
     quantiles, quantile_levels
         Models with a predictive distribution: float32 ``[issue time, station, lead, level]`` (never
         negative, non-decreasing over the levels) and the levels; ``values`` is then the median.
@@ -95,6 +99,7 @@ class ForecastResult:
     ungauged: tuple[str, ...] = ()
     forecast_input_age_hours: np.ndarray | None = None
     fallback: dict[str, str] = field(default_factory=dict)
+    late_weather_forecast: dict[str, str] = field(default_factory=dict)
     forecast_inputs: tuple[str, ...] = ()
     forecast_input_read: np.ndarray | None = None
     forecast_input_ages: np.ndarray | None = None

@@ -144,6 +144,7 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
                   if observed_flag or max_observation_age is not None else None)
         info = source.info()
         references = source.read_reference_times(plan.start, plan.stop, last_issue=int(plan.ends[-1]))
+        schedules = source.forecast_schedules()
         climatology = training_climatology(source) if plan.is_range else None
         levels = tuple(metadata.quantiles)
         record = training_record(source, levels, thresholds, plan.is_range) if levels else None
@@ -152,7 +153,7 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
     _check_feature_order(Path(model_dir) / METADATA_FILE, data, scalers, layout, metadata.feature_names)
     local_ends = plan.ends - plan.start
     products = product_use(metadata, data, local_ends, references, missing_forecast_input,
-                           Path(forcing_forecast or data_path), forcing_attributes)
+                           Path(forcing_forecast or data_path), forcing_attributes, schedules)
     core = forecast_core(model, data, local_ends, batch_size, progress=show_progress and plan.is_range)
     values, members, age = core.values, core.members, core.observation_age_hours
     skipped = _skip_reasons(data, core.valid, core.lengths, local_ends, core.needed)
@@ -255,6 +256,7 @@ def _result(model: ExportedModel, data: StationData, info: StationInfo, plan: Pl
         forecast_input_age_hours=products.age_hours, forecast_inputs=products.inputs,
         forecast_input_read=products.read, forecast_input_ages=products.input_age_hours,
         fallback={station: why for station, why in products.fallback.items() if station not in skipped},
+        late_weather_forecast={station: why for station, why in products.late.items() if station not in skipped},
         quantiles=quantiles, quantile_levels=levels or None, members=members,
     )
 

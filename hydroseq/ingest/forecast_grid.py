@@ -41,8 +41,9 @@ _CHUNK = 4096  # issues per vectorised block
 @dataclass(frozen=True)
 class ForecastOnGrid:
     """One forecast source on the grid: ``values`` name -> ``(station, time, lead)`` float32 in the
-    output units; ``reference_time`` ``(station, time)`` datetime64[ns] of the product used (NaT: none);
-    ``files`` every file read (for provenance)."""
+    output units, ``(station, time, lead, member)`` for an ensemble; ``reference_time``
+    ``(station, time)`` datetime64[ns] of the product used (NaT: none); ``files`` every file read
+    (for provenance)."""
 
     source: ForecastSourceConfig
     values: dict[str, np.ndarray]
@@ -65,16 +66,19 @@ def grid_forecast_source(source: ForecastSourceConfig, stations: list[Station], 
     """
     products = read_products(source, stations, published_by)
     chosen = choose_products(source, products, grid)
-    on_grid = forecast_on_grid(source, products, chosen, grid, len(stations))
+    members = source.members or 1
+    on_grid = forecast_on_grid(source, products, chosen, grid, len(stations) * members)
     values = {}
     for name, spec in source.variables.items():
-        converted = np.empty_like(on_grid[name])
+        by_member = on_grid[name].reshape(len(stations), members, len(grid), source.horizon)
+        converted = np.empty_like(by_member)
         for position, station in enumerate(stations):
             try:
-                converted[position] = units.to_output(on_grid[name][position], spec, grid.step, station.area_km2)
+                converted[position] = units.to_output(by_member[position], spec, grid.step, station.area_km2)
             except units.AreaMissing as error:
                 raise InputDataError(source.label, f"variable {name}: {error}", f"station {station.id}") from None
-        values[name] = converted.astype(np.float32)
+        in_order = np.moveaxis(converted, 1, -1)  # (station, time, lead, member)
+        values[name] = (in_order if source.members is not None else in_order[..., 0]).astype(np.float32)
     references = np.array([product.reference for product in products] or [np.datetime64("NaT")],
                           dtype="datetime64[ns]")
     used = np.where(chosen >= 0, references[np.maximum(chosen, 0)], np.datetime64("NaT", "ns"))
@@ -104,12 +108,14 @@ def choose_products(source: ForecastSourceConfig, products: list[Product], grid:
 
 
 def forecast_on_grid(source: ForecastSourceConfig, products: list[Product], chosen: np.ndarray, grid: TimeGrid,
-                     n_stations: int) -> dict[str, np.ndarray]:
-    """Per variable ``(station, time, lead)`` float64 in canonical units (before output conversion),
-    from the products ``chosen`` (:func:`choose_products`) at each label."""
+                     n_columns: int) -> dict[str, np.ndarray]:
+    """Per variable ``(column, time, lead)`` float64 in canonical units (before output conversion),
+    from the products ``chosen`` (:func:`choose_products`) at each label; the columns are the
+    products' (:class:`~hydroseq.ingest.forecast_products.Product`): stations, or station-major
+    station x member for an ensemble."""
     step, horizon = grid.step.value, source.horizon
     _check_horizons(source, products, chosen, grid)
-    result = {name: np.full((n_stations, len(grid), horizon), np.nan) for name in source.variables}
+    result = {name: np.full((n_columns, len(grid), horizon), np.nan) for name in source.variables}
     issues = np.flatnonzero(chosen >= 0)
     groups: dict[bytes, list[int]] = {}
     for issue in issues:  # products with the same steps are computed together

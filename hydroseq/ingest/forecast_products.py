@@ -1,20 +1,25 @@
-"""Reading issued forecast products: NetCDF files in the layout cfgrib writes.
+"""Reading issued forecast products: GRIB2 run files, or NetCDF files in the layout cfgrib writes.
 
-A file holds one or more reference times (``time``, a dimension or a scalar coordinate), a lead
-dimension ``step`` (a duration in ``hours``, ``minutes``, ``seconds`` or ``days``), optionally a
-``valid_time`` coordinate that must equal ``time + step``, and per variable either a station
-dimension or a ``latitude``/``longitude`` grid (extracted at the stations with the code of the
-``netcdf_grid`` observations). Every product becomes a :class:`Product`: its per-step values at
-the stations, in canonical units, each standing for the interval ``(r + step_{k-1}, r + step_k]``
-(``step_0`` = the reference time ``r``). Accumulations ``since_reference`` are differenced to
-per-step amounts here (the step-0 value, if present, is the baseline; else 0); a step 0 of any
+A GRIB2 file (``format: grib2``) is opened into the NetCDF layout by
+:mod:`hydroseq.ingest.readers.grib` (which checks every message and every member's fields), so
+both formats share what follows. A file holds one or more reference times (``time``, a dimension
+or a scalar coordinate), a lead dimension ``step`` (a duration in ``hours``, ``minutes``,
+``seconds`` or ``days``), optionally a ``valid_time`` coordinate that must equal ``time + step``,
+and per variable either a station dimension or a ``latitude``/``longitude`` grid (extracted at
+the stations with the code of the ``netcdf_grid`` observations), and for an ensemble
+(``members``) a member dimension. Every product becomes a :class:`Product`: its per-step values
+at the stations (and members), in canonical units, each standing for the interval
+``(r + step_{k-1}, r + step_k]`` (``step_0`` = the reference time ``r``). Accumulations
+``since_reference`` are differenced to per-step amounts here (the step-0 value, if present, is
+the baseline; else 0); a step 0 of any
 other variable is dropped (its interval is empty).
 
-Checks, each an :class:`~hydroseq.errors.InputDataError` naming the file and the reference time
-(and the variable): steps not strictly increasing, ``valid_time`` not ``time + step``, a ``units``
+Checks (:mod:`hydroseq.ingest.forecast_checks`), each an :class:`~hydroseq.errors.InputDataError`
+naming the file and the reference time (and the variable): steps not strictly increasing, ``valid_time`` not ``time + step``, a ``units``
 attribute that disagrees with the declared units, a ``GRIB_stepType`` that contradicts the
 declared accumulation (``accum`` for sums, ``instant`` or ``avg`` for means), values that are not
-finite or outside ``valid_min .. valid_max`` (after differencing, in the source units).
+finite or outside ``valid_min .. valid_max`` (after differencing, in the source units), a step the
+config's ``steps`` lists that the run lacks, a member count other than ``members``.
 """
 
 from __future__ import annotations
@@ -28,11 +33,11 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-import hydroseq.ingest.plausibility as plausibility
+import hydroseq.ingest.forecast_checks as forecast_checks
 import hydroseq.ingest.units as units
 from hydroseq.config.forecast_source import ForecastSourceConfig, ForecastVariableSpec
-from hydroseq.config.units import same_units
 from hydroseq.errors import InputDataError
+from hydroseq.ingest.readers.grib import open_grib_run
 from hydroseq.ingest.readers.gridded import extract_at_station
 from hydroseq.ingest.readers.integrity import check_complete
 from hydroseq.ingest.readers.netcdf import _decode_times, mask_default_fill
@@ -40,11 +45,7 @@ from hydroseq.ingest.stations import Station
 
 STEP_UNITS = {"days": "D", "day": "D", "d": "D", "hours": "h", "hour": "h", "h": "h", "minutes": "min",
               "minute": "min", "min": "min", "seconds": "s", "second": "s", "s": "s", "nanoseconds": "ns"}
-UNIT_ALIASES = {"kg m**-2": "kg m-2", "kg m^-2": "kg m-2", "kg m**-2 s**-1": "kg m-2 s-1", "m s**-1": "m/s",
-                "m s-1": "m/s", "mm d-1": "mm/d", "mm day-1": "mm/d", "mm h-1": "mm/h", "mm s-1": "mm/s",
-                "kelvin": "K", "celsius": "degC", "degrees_celsius": "degC", "deg_c": "degC", "c": "degC",
-                "fahrenheit": "degF", "metre": "m", "meter": "m", "millimetre": "mm", "millimeter": "mm"}
-STEP_TYPES = {"sum": ("accum",), "mean": ("instant", "avg")}
+PACKING_TOLERANCE_MM = 0.05  # per-step amount below 0 taken as the packing's rounding (see _to_per_step)
 
 
 @dataclass(frozen=True)
@@ -52,14 +53,16 @@ class Product:
     """One issued forecast at the stations.
 
     ``ends`` are the step ends in ns after the reference time (strictly increasing, > 0);
-    ``values`` maps output names to ``(step, station)`` float64 per-step values in canonical units
-    (mm per step for amounts), NaN where missing.
+    ``values`` maps output names to ``(step, column)`` float64 per-step values in canonical units
+    (mm per step for amounts), NaN where missing; the columns are the stations, and for an
+    ensemble each station's ``members`` members in turn (station-major).
     """
 
     path: Path
     reference: np.datetime64
     ends: np.ndarray
     values: dict[str, np.ndarray]
+    members: int = 1
 
 
 def read_products(source: ForecastSourceConfig, stations: list[Station],
@@ -90,6 +93,10 @@ def read_products(source: ForecastSourceConfig, stations: list[Station],
 
 def _read_file(source: ForecastSourceConfig, path: Path, stations: list[Station],
                published_by: np.datetime64 | None) -> list[Product]:
+    if source.format == "grib2":
+        parameters = list(dict.fromkeys(spec.source for spec in source.variables.values()))
+        with open_grib_run(path, parameters, source.member_dim) as ds:
+            return _products(source, path, ds, stations, published_by)
     check_complete(path)
     try:
         with xr.open_dataset(path, decode_times=False, decode_timedelta=False, engine="netcdf4") as ds:
@@ -113,12 +120,15 @@ def _products(source: ForecastSourceConfig, path: Path, ds: xr.Dataset, stations
     references = references[used]
     first = f"reference time {_when(references[0])}"
     steps = np.atleast_1d(_steps(path, _variable(path, ds, source.step_variable), first))
-    _check_valid_time(source, path, ds, references, steps, used)
+    if source.steps is not None:
+        forecast_checks.check_expected_steps(source, path, steps, first)
+    forecast_checks.check_valid_time(source, path, ds, references, steps, used)
+    members = forecast_checks.member_count(source, path, ds, first)
     dims = _dims(source, ds)
     station_index = _station_index(source, path, ds, stations) if source.layout == "station" else None
     per_step: dict[str, np.ndarray] = {}
     for name, spec in source.variables.items():
-        raw = _field(path, ds, spec, name, dims, first)[used]  # (reference, step, station | lat, lon)
+        raw = _field(path, ds, spec, name, dims, first)[used]  # (reference, step, member, station | lat, lon)
         if station_index is not None:
             at_stations = raw[..., station_index]
         else:
@@ -127,12 +137,14 @@ def _products(source: ForecastSourceConfig, path: Path, ds: xr.Dataset, stations
             extracted = [extract_at_station(path, lats, lons, {name: raw}, station, source.extraction,
                                             source.weights_path)[name] for station in stations]
             at_stations = np.stack(extracted, axis=-1)
-        per_step[name] = _to_per_step(at_stations, steps, spec)
-        _check_plausible(path, per_step[name], references, name, spec)
+        forecast_checks.check_covered(source, path, at_stations, stations, name, first)
+        columns = np.swapaxes(at_stations, 2, 3).reshape(*at_stations.shape[:2], -1)  # station-major
+        per_step[name] = _to_per_step(columns, steps, spec)
+        forecast_checks.check_plausible(path, per_step[name], references, name, spec)
         per_step[name] = units.to_canonical(per_step[name], spec, None)
     keep = steps > 0
     return [Product(path, np.datetime64(reference, "ns"), steps[keep],
-                    {name: values[position] for name, values in per_step.items()})
+                    {name: values[position] for name, values in per_step.items()}, members)
             for position, reference in enumerate(references)]
 
 
@@ -161,35 +173,23 @@ def _steps(path: Path, variable: xr.DataArray, where: str) -> np.ndarray:
     return steps
 
 
-def _check_valid_time(source: ForecastSourceConfig, path: Path, ds: xr.Dataset, references: np.ndarray,
-                      steps: np.ndarray, used: np.ndarray) -> None:
-    """``valid_time`` of the products ``used`` (a mask over the file's reference times) against ``references``."""
-    if source.valid_time_variable not in ds.variables:
-        return
-    valid = _decode_times(path, ds[source.valid_time_variable]).reshape(len(used), len(steps))[used]
-    expected = references.astype("datetime64[ns]")[:, None] + steps.astype("timedelta64[ns]")[None, :]
-    wrong = valid != expected
-    if wrong.any():
-        row, col = np.unravel_index(int(np.argmax(wrong)), wrong.shape)
-        raise InputDataError(path, f"{source.valid_time_variable} {_when(valid[row, col])} is not the reference time "
-                             f"plus step {pd.Timedelta(int(steps[col]))}", f"reference time {_when(references[row])}")
-
-
 def _dims(source: ForecastSourceConfig, ds: xr.Dataset) -> list[str | None]:
-    """The dimension names, in the order the reader wants: reference, step, then station or lat, lon
-    (a reference time or step that is a scalar coordinate has no dimension: ``None``)."""
+    """The dimension names, in the order the reader wants: reference, step, member, then station or
+    lat, lon (a reference time, step or member that is a scalar coordinate, or a deterministic
+    product's member, has no dimension: ``None``)."""
     def dim_of(name: str) -> str | None:
         return str(ds[name].dims[0]) if name in ds.variables and ds[name].ndim == 1 else None
+    member = source.member_dim if source.member_dim in ds.dims and source.members is not None else None
     if source.layout == "station":
-        return [dim_of(source.reference_time_variable), dim_of(source.step_variable), source.station_dim]
-    return [dim_of(source.reference_time_variable), dim_of(source.step_variable),
+        return [dim_of(source.reference_time_variable), dim_of(source.step_variable), member, source.station_dim]
+    return [dim_of(source.reference_time_variable), dim_of(source.step_variable), member,
             dim_of(source.latitude_variable), dim_of(source.longitude_variable)]
 
 
 def _field(path: Path, ds: xr.Dataset, spec: ForecastVariableSpec, name: str, dims: list[str | None],
            where: str) -> np.ndarray:
     variable = _variable(path, ds, spec.source)
-    _check_attributes(path, variable, spec, name, where)
+    forecast_checks.check_attributes(path, variable, spec, name, where)
     wanted = [dim for dim in dims if dim is not None]
     extra = [dim for dim in variable.dims if dim not in wanted]
     if any(variable.sizes[dim] != 1 for dim in extra) or any(dim not in variable.dims for dim in wanted):
@@ -197,59 +197,27 @@ def _field(path: Path, ds: xr.Dataset, spec: ForecastVariableSpec, name: str, di
                              f"expected {tuple(wanted)}", where)
     values = variable.squeeze(extra).transpose(*wanted).values.astype(np.float64)
     values = mask_default_fill(variable, values)
-    for axis, dim in enumerate(dims[:2]):
+    for axis, dim in enumerate(dims[:3]):
         if dim is None:
             values = np.expand_dims(values, axis)
     return values
 
 
-def _check_attributes(path: Path, variable: xr.DataArray, spec: ForecastVariableSpec, name: str, where: str) -> None:
-    declared = spec.units
-    written = variable.attrs.get("units")
-    if written is not None and spec.convert and not _same_units(str(written), declared):
-        raise InputDataError(path, f"variable {spec.source!r} (for {name}) has units {written!r} in the file, but "
-                             f"the config declares {declared!r}", where)
-    step_type = variable.attrs.get("GRIB_stepType")
-    if step_type is not None and str(step_type) not in STEP_TYPES[spec.aggregation]:
-        declared_as = f"accumulation {spec.accumulation}" if spec.accumulation else "aggregation mean"
-        raise InputDataError(path, f"variable {spec.source!r} (for {name}) has GRIB_stepType {step_type!r}, which "
-                             f"contradicts its declared {declared_as} (expected "
-                             f"{' or '.join(STEP_TYPES[spec.aggregation])})", where)
-
-
-def _normalised(unit: str) -> str:
-    text = unit.strip()
-    return UNIT_ALIASES.get(text.lower(), UNIT_ALIASES.get(text, text))
-
-
-def _same_units(written: str, declared: str) -> bool:
-    """The file's ``units`` attribute names the declared unit: the same text after the aliases GRIB files use,
-    or the same unit to the units library (``mm day-1`` and ``mm/d``, ``ft^3/s`` and ``cfs``)."""
-    first, second = _normalised(written), _normalised(declared)
-    return first == second or same_units(first, second)
-
-
 def _to_per_step(values: np.ndarray, steps: np.ndarray, spec: ForecastVariableSpec) -> np.ndarray:
-    """``(reference, step>0, station)`` per-step values in the source units."""
+    """``(reference, step>0, column)`` per-step values in the source units.
+
+    Differenced accumulations are set to 0 where they fall below 0 by less than
+    :data:`PACKING_TOLERANCE_MM`: the packing of an accumulated field (GRIB's 16 bits over the
+    run's largest total) rounds two equal totals apart; a larger drop is left to the plausibility check.
+    """
     keep = steps > 0
     if spec.accumulation != "since_reference":
         return values[:, keep]
     baseline = values[:, :1] if not keep[0] else np.zeros_like(values[:, :1])
-    return np.diff(np.concatenate([baseline, values[:, keep]], axis=1), axis=1)
-
-
-def _check_plausible(path: Path, values: np.ndarray, references: np.ndarray, name: str,
-                     spec: ForecastVariableSpec) -> None:
-    low, high = plausibility.bounds(spec)
+    per_step = np.diff(np.concatenate([baseline, values[:, keep]], axis=1), axis=1)
+    tolerance = PACKING_TOLERANCE_MM / float(units.to_canonical(np.ones(1), spec, None)[0])
     with np.errstate(invalid="ignore"):
-        bad = np.isinf(values) | (values < low) | (values > high)
-    if bad.any():
-        position = np.unravel_index(int(np.argmax(bad)), bad.shape)
-        value = float(values[position])
-        kind = "per-step " if spec.accumulation == "since_reference" else ""
-        raise InputDataError(path, f"variable {name} ({spec.source}): {kind}value {value:g} {spec.units} at step "
-                             f"{int(position[1]) + 1} is not finite or outside {low:g} .. {high:g} (set "
-                             "valid_min/valid_max of the variable)", f"reference time {_when(references[position[0]])}")
+        return np.where((per_step < 0) & (per_step >= -tolerance), 0.0, per_step)
 
 
 def _station_index(source: ForecastSourceConfig, path: Path, ds: xr.Dataset, stations: list[Station]) -> np.ndarray:

@@ -108,15 +108,22 @@ def static_variables(config: IngestConfig,
 
 
 def forecast_dataset(forecasts: tuple[ForecastOnGrid, ...]) -> xr.Dataset:
-    """The forecast variables ``(station, time, lead)``, their reference times and the ``lead`` coordinate."""
+    """The forecast variables ``(station, time, lead)`` (an ensemble's ``(station, time, lead, member)``),
+    their reference times and the ``lead`` (and ``member``) coordinates."""
     horizon = max(forecast.source.horizon for forecast in forecasts)
-    lead = ("lead", np.arange(1, horizon + 1, dtype=np.int32),
-            {"long_name": "lead time in grid steps: lead l of issue t covers "
-                          "(t + (l-1) step, t + l step]", "units": "1"})
+    coords: dict[str, tuple] = {"lead": ("lead", np.arange(1, horizon + 1, dtype=np.int32),
+                                         {"long_name": "lead time in grid steps: lead l of issue t covers "
+                                                       "(t + (l-1) step, t + l step]", "units": "1"})}
+    sizes = {forecast.source.members for forecast in forecasts if forecast.source.members is not None}
+    assert len(sizes) <= 1, "validated by IngestConfig"
+    if sizes:
+        coords["member"] = ("member", np.arange(sizes.pop(), dtype=np.int32),
+                            {"long_name": "ensemble member: 0 is the control forecast", "standard_name": "realization",
+                             "units": "1"})
     variables = {}
     for forecast in forecasts:
         variables.update(_forecast_variables(forecast, horizon))
-    return xr.Dataset(variables, coords={"lead": lead})
+    return xr.Dataset(variables, coords=coords)
 
 
 def cf_encoding(ds: xr.Dataset) -> dict[str, dict]:
@@ -178,8 +185,8 @@ def _forecast_variables(forecast: ForecastOnGrid,
     variables: dict[str, tuple[tuple[str, ...], np.ndarray, dict[str, str]]] = {}
     for name, spec in source.variables.items():
         values = forecast.values[name]
-        padded = np.full((*values.shape[:2], horizon), np.nan, dtype=np.float32)
-        padded[..., :values.shape[2]] = values
+        padded = np.full((*values.shape[:2], horizon, *values.shape[3:]), np.nan, dtype=np.float32)
+        padded[:, :, :values.shape[2]] = values
         attrs = {
             "units": units.cf_units(spec),
             "long_name": spec.long_name or name.replace("_", " "),
@@ -191,11 +198,15 @@ def _forecast_variables(forecast: ForecastOnGrid,
             "forecast_horizon": str(source.horizon),
             "forecast_on_missing_product": source.on_missing_product,
             "accumulation": spec.accumulation or "none",
+            "forecast_format": source.format,
         }
+        if source.members is not None:
+            attrs["forecast_members"] = str(source.members)
         standard_name = spec.standard_name or _guess_standard_name(name, spec.resolved_output_units)
         if standard_name:
             attrs["standard_name"] = standard_name
-        variables[name] = (("station", "time", "lead"), padded, attrs)
+        dims = ("station", "time", "lead", "member") if source.members is not None else ("station", "time", "lead")
+        variables[name] = (dims, padded, attrs)
         variables[f"{name}_reference_time"] = (("station", "time"), forecast.reference_time, {
             "long_name": f"reference time of the {source.label} product used for {name} at each issue (UTC)",
             "hydroseq_role": "forecast_reference_time", "forecast_variable": name})

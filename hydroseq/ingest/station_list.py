@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from hydroseq.config.ingest import StationsConfig
+from hydroseq.ingest.outlines import with_outlines
 from hydroseq.ingest.published import published_stations
 from hydroseq.ingest.stations import Station, table_stations
 
@@ -12,6 +13,8 @@ def load_stations(config: StationsConfig) -> list[Station]:
 
     A published dataset (``config.dataset``) is read by :func:`hydroseq.ingest.published.published_stations`,
     a table (``config.path``) by :func:`hydroseq.ingest.stations.table_stations`; both raise
-    :class:`~hydroseq.errors.InputDataError` naming the file and the row of what is wrong.
+    :class:`~hydroseq.errors.InputDataError` naming the file and the row of what is wrong. With
+    ``config.outlines`` each station gets its basin outline (:func:`hydroseq.ingest.outlines.with_outlines`).
     """
-    return published_stations(config) if config.path is None else table_stations(config)
+    stations = published_stations(config) if config.path is None else table_stations(config)
+    return stations if config.outlines is None else with_outlines(stations, config.outlines)

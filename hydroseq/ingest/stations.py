@@ -18,7 +18,8 @@ REQUIRED_COLUMNS = ("station_id", "name", "lat", "lon", "area_km2")
 
 @dataclass(frozen=True)
 class Station:
-    """One row of the station table."""
+    """One row of the station table; ``outline`` is its basin polygon as WKB in WGS84 longitude/latitude when
+    the stations config names outlines (:mod:`hydroseq.ingest.outlines`)."""
 
     id: str
     name: str
@@ -27,6 +28,7 @@ class Station:
     area_km2: float
     timezone: str | None = None
     static: dict[str, float] = field(default_factory=dict)
+    outline: bytes | None = field(default=None, repr=False)
 
 
 def table_stations(config: StationsConfig) -> list[Station]:

@@ -10,24 +10,21 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-import torch
 import xarray as xr
 
 from hydroseq.cli import main
-from hydroseq.config import IngestConfig, TrainConfig, validate_config
-from hydroseq.dataset import FeatureLayout, Scalers, load_station_data
+from hydroseq.config import IngestConfig, validate_config
 from hydroseq.errors import ConfigError, ExitCode, InputDataError
-from hydroseq.export.exporter import export_trained_model
-from hydroseq.export.source import read_provenance
 from hydroseq.forecast import run_forecast
 from hydroseq.ingest import ingest
-from hydroseq.model import get_model
-from hydroseq.training.checkpoint import Checkpoint
+from tests.fixtures import export_untrained_forecast_model
 from tests.ingest.forecast_builders import caravan_product, caravan_window
 
 ROWS = 60
 REFERENCES = pd.date_range("1981-01-02 02:00", periods=ROWS - 2, freq="1D")  # grid label - 6 h: just in time
 ISSUE = "1981-02-20"  # the local day; its label is 1981-02-21 08:00 UTC, its product 1981-02-21 02:00
+SPLITS = {"train": ("1981-01-01", "1981-01-31"), "validation": ("1981-02-01", "1981-02-10"),
+          "test": ("1981-02-11", "1981-02-27")}
 FORECAST = "precipitation_forecast"
 TEMPERATURE = "temperature_forecast"
 
@@ -42,29 +39,9 @@ def archive(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> dict[st
     config["sources"][0]["variables"]["streamflow"] = {"source": "streamflow", "units": "mm/d", "aggregation": "mean"}
     data = ingest(validate_config(config, IngestConfig), folder / "data.nc", show_progress=False).output
     return {"folder": folder, "products": products, "data": data,
-            "model": _export_untrained(data, folder / "model", [FORECAST]),
-            "model_both": _export_untrained(data, folder / "model_both", [FORECAST, TEMPERATURE])}
-
-
-def _export_untrained(data: Path, out: Path, forecast_inputs: list[str]) -> Path:
-    """An untrained per-step model reading the ingested ``forecast_inputs`` for leads 1-3, exported to ``out``."""
-    train = validate_config({
-        "data": {"path": str(data), "dynamic_inputs": ["total_precipitation_sum", "temperature_2m_mean"],
-                 "static_inputs": [], "target": "streamflow", "mode": "per_step", "leads": [1, 2, 3],
-                 "lagged_target": True, "seq_len": 20, "min_len": 5,
-                 "forecast_inputs": [{"variable": name, "source": "ingested"} for name in forecast_inputs],
-                 "splits": {"train": {"start": "1981-01-01", "end": "1981-01-31"},
-                            "validation": {"start": "1981-02-01", "end": "1981-02-10"},
-                            "test": {"start": "1981-02-11", "end": "1981-02-27"}}},
-        "model": {"hidden_size": 8, "observed_skip": True, "forecast_rollout": True},
-        "training": {"output_dir": str(out.parent / "train")}}, TrainConfig)
-    scalers = Scalers.fit(load_station_data(data, train.data), train.data)
-    layout = FeatureLayout.from_config(train.data)
-    torch.manual_seed(0)
-    model = get_model(train.model, len(layout.names), 3, "per_step", data=train.data).eval()
-    checkpoint = Checkpoint(model.state_dict(), train, layout.names, 3, scalers, "untrained")
-    export_trained_model(checkpoint, train.data.seq_len, out, read_provenance(data), pt2=False)
-    return out
+            "model": export_untrained_forecast_model(data, folder / "model", [FORECAST], SPLITS),
+            "model_both": export_untrained_forecast_model(data, folder / "model_both", [FORECAST, TEMPERATURE],
+                                                         SPLITS)}
 
 
 def _product_of(products: Path, reference: str, path: Path, **edit: str) -> Path:

@@ -5,8 +5,9 @@ the regular lat/lon grid (the cell containing it); a station more than one and a
 outside the grid is an error. ``extraction: weights``
 takes a weighted mean of the cells listed for the station in ``weights_path`` (CSV
 ``station_id,lat,lon,weight``, e.g. cell/catchment overlap areas from a GIS), renormalised over the
-cells with a valid value at each step. Each step uses only that step's field, so the extraction
-cannot move information in time.
+cells with a valid value at each step. ``extraction: polygons`` does the same with the weights of the
+station's basin outline, the area of the basin in each cell (:mod:`hydroseq.ingest.readers.basin_weights`).
+Each step uses only that step's field, so the extraction cannot move information in time.
 """
 
 from __future__ import annotations
@@ -56,11 +57,18 @@ def extract_at_station(path: Path, lats: np.ndarray, lons: np.ndarray, fields: d
         Name -> array whose last two axes are (lat, lon); any leading axes (time, or reference
         time and step) are kept.
     extraction
-        ``nearest`` or ``weights`` (cells and weights of the station listed in ``weights_path``).
+        ``nearest``, ``weights`` (cells and weights of the station listed in ``weights_path``) or
+        ``polygons`` (cells and weights of the station's outline, ``station.outline``).
     """
     if extraction == "nearest":
         row, col = _nearest(path, lats, lons, station)
         return {name: field[..., row, col] for name, field in fields.items()}
+    if extraction == "polygons":
+        from hydroseq.ingest.readers.basin_weights import station_cells  # exactextract only where it is used
+
+        cells = station_cells(path, lats, lons, station)
+        return {name: _weighted_mean(field[..., cells.rows, cells.cols], cells.area_km2)
+                for name, field in fields.items()}
     assert weights_path is not None
     cells = _weights(weights_path, station)
     rows, cols = _cell_indices(path, lats, lons, cells)
