@@ -142,6 +142,10 @@ def _ingested_forecast(window: xr.Dataset, name: str, horizon: int, rows: list[i
         raise InputDataError(path, f"forecast variable {name!r} not found; forecast variables: {found} "
                                    "(ingest a forecast source, or use source: perfect)")
     variable = window[name]
+    if "member" in variable.dims:
+        raise InputDataError(path, f"forecast variable {name!r} is an ensemble ({variable.sizes['member']} members): "
+                                   "a model reads one forecast per input; running it once per member is not "
+                                   "supported yet (ingest the deterministic product for it)")
     if set(variable.dims) != {"station", "time", "lead"} or variable.attrs.get("hydroseq_role") != FORECAST_ROLE:
         raise InputDataError(path, f"variable {name!r} has dims {variable.dims} and role "
                                    f"{variable.attrs.get('hydroseq_role')!r}, expected a (station, time, lead) "

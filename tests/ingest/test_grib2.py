@@ -15,7 +15,9 @@ import yaml
 
 from hydroseq.cli import main
 from hydroseq.config import IngestConfig, validate_config
-from hydroseq.errors import ExitCode
+from hydroseq.config.train import ForecastInput
+from hydroseq.dataset.forecast_inputs import read_forecast_inputs
+from hydroseq.errors import ExitCode, InputDataError
 from hydroseq.ingest import load_stations
 from hydroseq.ingest.readers.basin_weights import write_weights_csv
 
@@ -191,3 +193,10 @@ def test_a_run_published_after_the_issue_time_changes_nothing_up_to_it(tmp_path,
         later = original[name].values[:, ~up_to]
         assert np.isfinite(later).any()
         assert not np.array_equal(later, changed[name].values[:, ~up_to], equal_nan=True)
+
+
+@pytest.mark.slow
+def test_a_model_reading_an_ensemble_variable_is_told_in_one_line(ensemble_ingest):
+    _, out = ensemble_ingest
+    with xr.open_dataset(out) as ds, pytest.raises(InputDataError, match=r"is an ensemble \(10 members\)"):
+        read_forecast_inputs(ds, [ForecastInput(variable="precipitation_forecast", source="ingested")], 3, [0], out)
