@@ -130,6 +130,10 @@ forecast() {  # a partial forecast is published, and the job exits with its stat
         --out "$WORK_DIR/forecast_$ISSUE_DATE.nc" --missing-forecast-input "$MISSING_FORECAST_INPUT" \
         --max-skipped-share "$MAX_SKIPPED_SHARE" ${MAX_OBSERVATION_AGE:+--max-observation-age "$MAX_OBSERVATION_AGE"} \
         ${FORCING_FORECAST:+--forcing-forecast "$FORCING_FORECAST"} || forecast_status=$?
+    if [[ $summary == *'"late_weather_forecast": {"'* ]]; then
+        log "WARNING: the newest weather-forecast run was not in by the issue time: an older run was read" \
+            "(late_weather_forecast in the forecast line above; the files' attribute late_weather_forecast_stations)"
+    fi
     case $forecast_status in
         0 | "$EXIT_PARTIAL") ;;
         "$EXIT_NOTHING_PRODUCED")
@@ -175,7 +179,7 @@ report
 publish
 if ((forecast_status == EXIT_PARTIAL)); then
     log "PARTIAL ($EXIT_PARTIAL): more than $MAX_SKIPPED_SHARE of the stations not forecast" \
-        "${MAX_OBSERVATION_AGE:+or forecast from a gauge silent for more than $MAX_OBSERVATION_AGE h }(listed in the" \
-        "forecast line above)"
+        "${MAX_OBSERVATION_AGE:+or forecast from a gauge silent for more than $MAX_OBSERVATION_AGE h }or forecast" \
+        "without any weather forecast (listed in the forecast line above)"
 fi
 exit "$forecast_status"

@@ -41,7 +41,7 @@ os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 EXTRA_OF_MODULE = {
     "onnxruntime": "forecast", "scoringrules": "forecast", "bokeh": "forecast", "jinja2": "forecast",
     "torch": "train", "mlflow": "train", "onnx": "train", "onnxscript": "train", "distributed": "train",
-    "filelock": "train",
+    "filelock": "train", "ecmwf": "fetch", "herbie": "fetch", "requests": "fetch",
 }
 
 

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from hydroseq import __version__
+from hydroseq.cli.fetch import add_fetch_options
 from hydroseq.errors import ExitCode
 
 Handler = Callable[[argparse.Namespace], int]
@@ -38,6 +39,13 @@ examples:
 exit status: {EXIT_STATUSES} (README "Exit status")"""
 
 EXAMPLES = {
+    "fetch": """\
+  hydroseq fetch --source ecmwf-hres --issue-time 2026-11-02T12:00Z --out raw --params tp 2t --steps 0/90/6
+  hydroseq fetch --source gefs --issue-time 2026-11-02 --timezone Etc/GMT+8 --out raw --params tp --members 10
+  hydroseq fetch --source nwis --issue-time 2026-11-02 --out raw --stations data/stations.csv --station-prefix usgs_
+  # a mirror laid out like the source, and a scheduler's retries
+  hydroseq --json fetch --source gfs --issue-time 2026-11-02T06:00Z --out raw --base-url https://mirror.example/gfs \\
+      --attempts 8 --retry-wait 30""",
     "ingest": """\
   hydroseq ingest --config configs/ingest_caravan_daily.yaml --out runs/demo/caravan_daily.nc
   hydroseq ingest --config configs/ingest_camels_us.yaml --out runs/camels_us.nc --workers 4
@@ -107,6 +115,9 @@ def build_parser(command: Callable[[str, str], Handler]) -> argparse.ArgumentPar
         _global_options(sub, after_command=True)
         return sub
 
+    add_fetch_options(add("fetch", "download the forecast runs (ECMWF open data, NOAA GFS/GEFS) or gauge readings "
+                          "(USGS NWIS) an issue time needs into a raw folder", "fetch", "fetch_command"))
+
     ingest = add("ingest", "resample raw sources onto one leakage-free time grid", "ingest", "ingest_command")
     ingest.add_argument("--config", required=True, type=Path, help="ingest config (YAML)")
     ingest.add_argument("--out", required=True, type=Path, help="output NetCDF file or Zarr store (NAME.zarr)")
@@ -172,7 +183,8 @@ def build_parser(command: Callable[[str, str], Handler]) -> argparse.ArgumentPar
                                "99th percentiles of the model's training period")
     forecast.add_argument("--max-skipped-share", type=_share, default=1.0, metavar="SHARE",
                           help="exit 5 (partial result) when more than this share (0 to 1) of the stations could "
-                               "not be forecast (or, with --max-observation-age, were forecast from a stale gauge); "
+                               "not be forecast (or, with --max-observation-age, were forecast from a stale gauge, "
+                               "or were forecast without any weather forecast valid at the issue time); "
                                "what was forecast is written all the same (default 1: never)")
     forecast.add_argument("--max-observation-age", type=_hours, default=None, metavar="HOURS",
                           help="one issue time: a station whose newest observed discharge is older than HOURS at "

@@ -15,10 +15,11 @@ the baseline; else 0); a step 0 of any
 other variable is dropped (its interval is empty).
 
 Checks (:mod:`hydroseq.ingest.forecast_checks`), each an :class:`~hydroseq.errors.InputDataError`
-naming the file and the reference time (and the variable): steps not strictly increasing, ``valid_time`` not ``time + step``, a ``units``
-attribute that disagrees with the declared units, a ``GRIB_stepType`` that contradicts the
-declared accumulation (``accum`` for sums, ``instant`` or ``avg`` for means), values that are not
-finite or outside ``valid_min .. valid_max`` (after differencing, in the source units), a step the
+naming the file and the reference time (and the variable): steps not strictly increasing,
+``valid_time`` not ``time + step``, a ``units`` attribute that disagrees with the declared units,
+a ``GRIB_stepType`` that contradicts the declared accumulation (``accum`` for sums, ``instant`` or
+``avg`` for means), values that are not finite or outside ``valid_min .. valid_max`` (after
+differencing, in the source units), a step the
 config's ``steps`` lists that the run lacks, a member count other than ``members``.
 """
 

@@ -25,8 +25,8 @@ def _help(args: list[str], capsys: pytest.CaptureFixture) -> str:
 
 
 def test_the_commands_are_all_there() -> None:
-    assert _commands() == ["ingest", "stats", "train", "evaluate", "export", "forecast", "report", "promote",
-                          "config"]
+    assert _commands() == ["fetch", "ingest", "stats", "train", "evaluate", "export", "forecast", "report",
+                          "promote", "config"]
 
 
 @pytest.mark.parametrize("command", _commands())

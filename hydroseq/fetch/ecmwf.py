@@ -1,0 +1,99 @@
+"""ECMWF open data (HRES and ENS) through ``ecmwf-opendata``: the requested fields of one step of a run.
+
+The client reads the step's ``.index`` (one JSON line per field, with its byte offset and length) and
+downloads only the byte ranges of the requested parameters, from
+``{root}/{yyyymmdd}/{HH}z/ifs/0p25/{oper|enfo}/{yyyymmddHH}0000-{step}h-{oper|enfo}-{fc|ef}.grib2``.
+``root`` is ECMWF's site, or another given as ``Client(source=URL)``, the client's documented way of
+choosing a mirror. Each field is asked for alone: asked for with others, a field the index lacks is only
+a warning of the client's. The client's own retries are turned off (``maximum_retries=1``) so that a step is
+retried whole by :func:`hydroseq.fetch.download.retrying`, with hydroseq's waits and messages.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import io
+import logging
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import requests
+
+from hydroseq.errors import ConfigError
+from hydroseq.fetch.download import Transient, classify, retrying
+from hydroseq.fetch.products import Piece, RunRequest
+from hydroseq.fetch.store import check_grib
+
+LOGGER = logging.getLogger(__name__)
+ATTRIBUTION = "ECMWF open data is licensed CC BY 4.0: attribute ECMWF when using it"
+# What the ``stream`` and ``type`` of a request are for each product (the client maps them to the URL's).
+REQUESTS: dict[str, dict[str, Any]] = {"ecmwf-hres": {"stream": "oper", "type": "fc"},
+                                        "ecmwf-ens": {"stream": "enfo", "type": ["cf", "pf"]}}
+
+PieceFetcher = Callable[[Piece, Path], list[str]]
+
+
+@contextlib.contextmanager
+def piece_fetcher(request: RunRequest, session: requests.Session) -> Iterator[PieceFetcher]:
+    """A function that writes the requested fields of one step of ``request``'s run to a file and returns
+    the URLs it read; each step is tried as the policy of ``request`` says."""
+    from ecmwf.opendata import Client  # type: ignore[import-untyped]
+
+    client = Client(source=request.base_url, model="ifs", resol="0p25", maximum_retries=1, retry_after=0)
+    client.session = session  # timeouts and User-Agent of hydroseq's session (its ``session`` attribute)
+    label = request.product.label
+
+    def fetch(piece: Piece, target: Path) -> list[str]:
+        urls: list[str] = []
+        with target.open("wb") as out:
+            for param in request.params:
+                part = target.with_name(f"{target.name}.{param}")
+                try:
+                    urls += retrying(label, functools.partial(_retrieve, client, request, piece, param, part),
+                                     request.policy)
+                    with part.open("rb") as data:
+                        shutil.copyfileobj(data, out)
+                finally:
+                    part.unlink(missing_ok=True)
+        return urls
+
+    yield fetch
+
+
+def _retrieve(client: Any, request: RunRequest, piece: Piece, param: str, target: Path) -> list[str]:
+    """One attempt at one field of one step: the client's ``retrieve``, then a check that every GRIB message is
+    whole. One field a request: asked for with others, a field the index lacks is skipped with a warning."""
+    run = request.run
+    fields = {"date": f"{run:%Y%m%d}", "time": run.hour, "step": piece.step, "param": param,
+              **REQUESTS[request.product.name]}
+    where = f"{request.base_url} (run {run:%Y-%m-%dT%HZ}, step {piece.step} h)"
+    printed = io.StringIO()
+    try:
+        # The client prints its licence line on stdout and multiurl a progress bar on stderr, even into a
+        # pipe: they would break ``--json`` and fill logs. Both are kept off the terminal; the licence is a note.
+        with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
+            result = client.retrieve(fields, target=str(target))
+    except ValueError as error:
+        if "Cannot find index entries" not in str(error):
+            raise
+        raise ConfigError(f"{request.product.label}: the index of {where} lists no field {param!r} (a parameter "
+                          "ECMWF open data does not have?)") from None
+    except (AssertionError, RuntimeError, StopIteration) as error:
+        # multiurl's checks of a transfer that ended early (sizes, multipart boundaries)
+        raise Transient(where, f"incomplete transfer ({type(error).__name__}: {error})"[:300]) from None
+    except requests.RequestException as error:
+        classified = classify(error, where)
+        if classified is None:
+            raise
+        raise classified from None
+    finally:
+        LOGGER.debug("ecmwf-opendata: %s", printed.getvalue().strip())
+    try:
+        check_grib(target)
+    except ValueError as error:
+        raise Transient(where, f"incomplete transfer ({error})") from None
+    return [str(item[0] if isinstance(item, tuple) else item) for item in result.urls]
+
