@@ -52,11 +52,13 @@ def last_step_of(in_period: np.ndarray) -> int:
 
 
 def read_forecast_inputs(dataset: xr.Dataset, inputs: Sequence[ForecastInput], horizon: int, rows: list[int],
-                         path: Path, start: int = 0, stop: int | None = None) -> np.ndarray:
+                         path: Path, start: int = 0, stop: int | None = None,
+                         member: int | None = None) -> np.ndarray:
     """float32 ``[station, time, input, lead]`` for grid steps ``start..stop-1`` of the stations ``rows``.
 
     A ``perfect`` input reads the observed variable up to ``horizon`` steps after ``stop`` (the
-    lead window of the last issue); an ``ingested`` one reads its first ``horizon`` leads.
+    lead window of the last issue); an ``ingested`` one reads its first ``horizon`` leads, of the
+    ensemble member ``member`` for an ensemble product (:func:`weather_members`).
 
     Raises
     ------
@@ -73,7 +75,7 @@ def read_forecast_inputs(dataset: xr.Dataset, inputs: Sequence[ForecastInput], h
             columns.append(perfect_forecast(series, horizon)[:, : stop - start])
         else:
             window = dataset.isel(time=slice(start, stop))
-            columns.append(_ingested_forecast(window, item.variable, horizon, rows, path))
+            columns.append(_ingested_forecast(window, item.variable, horizon, rows, path, member))
     if not columns:
         return np.zeros((len(rows), stop - start, 0, horizon), dtype=np.float32)
     return np.ascontiguousarray(np.stack(columns, axis=2))
@@ -136,12 +138,23 @@ def _observed_series(window: xr.Dataset, name: str, rows: list[int], path: Path)
     return np.asarray(variable.transpose("station", "time").values[rows], dtype=np.float32)
 
 
-def _ingested_forecast(window: xr.Dataset, name: str, horizon: int, rows: list[int], path: Path) -> np.ndarray:
+def weather_members(dataset: xr.Dataset, inputs: Sequence[ForecastInput]) -> int:
+    """The members of the ensemble products the ``ingested`` inputs read (0: none is an ensemble)."""
+    sizes = [dataset[item.variable].sizes["member"] for item in inputs
+             if item.source == "ingested" and item.variable in dataset.variables
+             and "member" in dataset[item.variable].dims]
+    return max(sizes, default=0)
+
+
+def _ingested_forecast(window: xr.Dataset, name: str, horizon: int, rows: list[int], path: Path,
+                       member: int | None = None) -> np.ndarray:
     if name not in window.variables:
         found = [var for var in window.data_vars if window[var].attrs.get("hydroseq_role") == FORECAST_ROLE]
         raise InputDataError(path, f"forecast variable {name!r} not found; forecast variables: {found} "
                                    "(ingest a forecast source, or use source: perfect)")
     variable = window[name]
+    if "member" in variable.dims and member is not None:
+        variable = variable.isel(member=member)
     if "member" in variable.dims:
         raise InputDataError(path, f"forecast variable {name!r} is an ensemble ({variable.sizes['member']} members): "
                                    "a model reads one forecast per input; running it once per member is not "

@@ -11,7 +11,7 @@ import pandas as pd
 import xarray as xr
 
 from hydroseq.dataset import StationData
-from hydroseq.dataset.forecast_inputs import read_forecast_inputs, read_reference_times
+from hydroseq.dataset.forecast_inputs import read_forecast_inputs, read_reference_times, weather_members
 from hydroseq.errors import InputDataError
 from hydroseq.export.metadata import ExportMetadata
 from hydroseq.forecast.data_layout import check_data_layout
@@ -77,19 +77,27 @@ class IngestedFile:
         """Every station of the file, in file order."""
         return tuple(str(value) for value in self.dataset["station"].values)
 
-    def read(self, start: int, stop: int, last_issue: int | None = None) -> StationData:
+    @property
+    def weather_members(self) -> int:
+        """The members of the ensemble weather forecasts the model's inputs read (0: none is an ensemble)."""
+        return weather_members(self.dataset, self.metadata.forecast_input_specs)
+
+    def read(self, start: int, stop: int, last_issue: int | None = None,
+             weather_member: int | None = None) -> StationData:
         """The model's variables on grid steps ``start..stop-1`` of every station, as float32.
 
         Forecast inputs are those issued at these steps (a perfect one reads the observed values of
         the lead window, after ``stop``: it is an upper bound, see :mod:`hydroseq.dataset.forecast_inputs`);
         ``last_issue`` (default ``stop - 1``), the last issue step, bounds the products a
-        ``forcing_forecast`` file is read for (those published by then).
+        ``forcing_forecast`` file is read for (those published by then); ``weather_member``: the
+        member of an ensemble weather forecast the inputs read (:attr:`weather_members`).
         """
         window = self.dataset.isel(time=slice(start, stop))
         specs = self.metadata.forecast_input_specs
         rows = list(range(len(self.station_ids)))
         forecasts, first, last = self._forecasts(start, stop, last_issue)
-        forecast = read_forecast_inputs(forecasts, specs, self.metadata.forecast_horizon, rows, self.path, first, last)
+        forecast = read_forecast_inputs(forecasts, specs, self.metadata.forecast_horizon, rows, self.path, first, last,
+                                        weather_member)
         dynamic = np.stack([self._series(window, name) for name in self.metadata.dynamic_inputs], axis=-1)
         static = [np.asarray(self.dataset[name].values, dtype=np.float32) for name in self.metadata.static_inputs]
         return StationData(

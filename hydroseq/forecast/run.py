@@ -22,6 +22,7 @@ from hydroseq.forecast.outputs import PublishedForecast, publish_forecast
 from hydroseq.forecast.probabilistic import exceedance, score_hindcast_distribution, training_record
 from hydroseq.forecast.product_use import MissingForecastInput, ProductUse, product_use
 from hydroseq.forecast.result import ForecastResult
+from hydroseq.forecast.weather_ensemble import ENSEMBLE_LEVELS, combine_weather_members, weather_attributes
 from hydroseq.grid.issue_times import locate_issue, parse_issue_times
 
 DEFAULT_FORECAST_DIR = Path("runs/forecast")
@@ -138,7 +139,14 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
         if plan.is_range and not source.has_target:
             raise InputDataError(source.path, f"a hindcast is scored against the observed {metadata.target}, a "
                                               "variable the file lacks")
-        data = source.read(plan.start, plan.stop, last_issue=int(plan.ends[-1]))
+        n_weather = source.weather_members
+        if n_weather and forcing_forecast is not None:
+            raise ConfigError(f"--forcing-forecast {forcing_forecast}: the data file's weather forecast is an ensemble "
+                              f"({n_weather} members); a product file is read at forecast time for a deterministic "
+                              "product only")
+        weather = [source.read(plan.start, plan.stop, last_issue=int(plan.ends[-1]),
+                               weather_member=member if n_weather else None) for member in range(max(1, n_weather))]
+        data = weather[0]
         observed_flag = metadata.feature_layout().observed_flag
         newest = (source.newest_observations(data, plan.start, int(plan.ends[-1]))
                   if observed_flag or max_observation_age is not None else None)
@@ -146,7 +154,7 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
         references = source.read_reference_times(plan.start, plan.stop, last_issue=int(plan.ends[-1]))
         schedules = source.forecast_schedules()
         climatology = training_climatology(source) if plan.is_range else None
-        levels = tuple(metadata.quantiles)
+        levels = tuple(metadata.quantiles) or (ENSEMBLE_LEVELS if n_weather else ())
         record = training_record(source, levels, thresholds, plan.is_range) if levels else None
         forcing_attributes = source.forcing.attributes if source.forcing is not None else {}
     layout = metadata.feature_layout()
@@ -156,10 +164,14 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
                            Path(forcing_forecast or data_path), forcing_attributes, schedules)
     core = forecast_core(model, data, local_ends, batch_size, progress=show_progress and plan.is_range)
     values, members, age = core.values, core.members, core.observation_age_hours
+    if n_weather:  # each weather member drives the model; the forecast is their combination
+        cores = [core] + [forecast_core(model, other, local_ends, batch_size) for other in weather[1:]]
+        values, members = combine_weather_members(cores, metadata.quantiles)
+        products = replace(products, attributes={**products.attributes, **weather_attributes(n_weather)})
     skipped = _skip_reasons(data, core.valid, core.lengths, local_ends, core.needed)
     ungauged = () if newest is None or not observed_flag else tuple(np.asarray(data.station_ids)[newest < 0])
     label = model_label if model_label is not None else {"model_name": Path(model_dir).resolve().name}
-    result = replace(_result(model, data, info, plan, values, members, skipped, age, products, label),
+    result = replace(_result(model, data, info, plan, values, members, skipped, age, products, label, levels),
                      ungauged=ungauged)
     if max_observation_age is not None and newest is not None:
         stale = stale_gauges(result, newest, int(plan.ends[-1]), metadata.grid.step, max_observation_age)
@@ -230,9 +242,8 @@ def _skip_reasons(data: StationData, valid: np.ndarray, lengths: np.ndarray, end
 
 def _result(model: ExportedModel, data: StationData, info: StationInfo, plan: Plan, values: np.ndarray,
             members: np.ndarray | None, skipped: dict[str, str], age_hours: np.ndarray | None,
-            products: ProductUse, model_label: dict[str, str]) -> ForecastResult:
+            products: ProductUse, model_label: dict[str, str], levels: tuple[float, ...]) -> ForecastResult:
     metadata = model.metadata
-    levels = tuple(metadata.quantiles)
     quantiles = values if levels else None
     if levels:
         values = values[..., levels.index(0.5)]
