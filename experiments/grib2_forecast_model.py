@@ -80,9 +80,16 @@ def train_config(out: Path, data: Path, quick: bool) -> Path:
     return path
 
 
-def lead_table(summary: dict, prefix: str) -> dict[str, float]:
-    return {key[len(prefix):]: round(value, 3) for key, value in summary.items()
-            if key.startswith(prefix) and ("median_nse" in key or "mean_nse" in key or "beat" in key)}
+def distribution(path: Path) -> dict[str, dict[str, float]]:
+    """Per lead, the median over stations of the hindcast's CRPS, CRPS skill and coverages."""
+    import pandas as pd
+
+    table = pd.read_csv(path, dtype={"station": str})
+    columns = ["crps", "crps_climatology", "crpss_climatology", "crpss_persistence", "coverage50", "coverage90"]
+    per_lead = table.groupby("lead")[columns].median().round(3)
+    positive = table.groupby("lead")["crpss_climatology"].apply(lambda skill: int((skill > 0).sum()))
+    return {str(lead): {**row.to_dict(), "crpss_climatology_positive": int(positive[lead]),
+                        "stations": int((table["lead"] == lead).sum())} for lead, row in per_lead.iterrows()}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -113,7 +120,9 @@ def main(argv: list[str] | None = None) -> None:
         hydroseq("ingest", "--config", f"configs/ingest_grib2_{kind}.yaml", "--out", str(ingested))
         hindcast = hydroseq("forecast", "--model", str(model), "--data", str(ingested), "--issue-time", HINDCAST,
                             "--out", str(out / f"hindcast_grib2_{kind}.nc"))
-        figures[f"hindcast_grib2_{kind}"] = {"hindcast": hindcast.get("hindcast"), "files": hindcast["files"]}
+        scores = distribution(out / f"hindcast_grib2_{kind}_probabilistic.csv")
+        figures[f"hindcast_grib2_{kind}"] = {"hindcast": hindcast.get("hindcast"), "files": hindcast["files"],
+                                             "distribution": scores}
     text = json.dumps(figures, indent=1, default=str)
     print(text)
     if args.json:
