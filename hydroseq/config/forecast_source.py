@@ -19,6 +19,7 @@ from pydantic import Field, PrivateAttr, field_validator, model_validator
 from hydroseq.config.base import StrictModel
 from hydroseq.config.variables import VariableSpec
 from hydroseq.grid import parse_step
+from hydroseq.grid.step_ranges import step_hours
 
 Accumulation = Literal["per_step", "since_reference"]
 
@@ -140,28 +141,17 @@ class ForecastSourceConfig(StrictModel):
 
 
 def expected_step_hours(ranges: list[str]) -> list[float]:
-    """The hours that ``steps`` ranges (``'0/90/1'``, ``'93/144/3'``, or a single ``'6'``) name, sorted.
+    """The hours the ``steps`` ranges name, sorted (:func:`hydroseq.grid.step_ranges.step_hours`).
 
     Raises
     ------
     ValueError
         If a range is not ``FIRST/LAST/BY`` with FIRST <= LAST and BY > 0, in hours.
     """
-    hours: set[float] = set()
-    for text in ranges:
-        parts = str(text).split("/")
-        try:
-            numbers = [float(part) for part in parts]
-        except ValueError:
-            raise ValueError(f"steps: {text!r} is not FIRST/LAST/BY in hours, e.g. 0/72/6") from None
-        if len(numbers) == 1:
-            numbers = [numbers[0], numbers[0], 1.0]
-        if len(numbers) != 3 or numbers[2] <= 0 or numbers[0] > numbers[1] or numbers[0] < 0:
-            raise ValueError(f"steps: {text!r} is not FIRST/LAST/BY in hours with 0 <= FIRST <= LAST, BY > 0")
-        first, last, by = numbers
-        count = round((last - first) / by) + 1
-        hours.update(round(first + k * by, 6) for k in range(count) if first + k * by <= last + 1e-9)
-    return sorted(hours)
+    try:
+        return step_hours(ranges)
+    except ValueError as error:
+        raise ValueError(f"steps: {error}") from None
 
 
 def parse_latency(text: str) -> pd.Timedelta:

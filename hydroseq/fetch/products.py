@@ -22,6 +22,7 @@ from hydroseq.errors import ConfigError
 from hydroseq.fetch.download import RetryPolicy
 from hydroseq.grid import GridSpec
 from hydroseq.grid.issue_times import parse_instant
+from hydroseq.grid.step_ranges import step_hours
 
 DEFAULT_PARAMS = ("tp", "2t")
 DEFAULT_STEPS = ("0/90/6",)
@@ -95,21 +96,13 @@ def parse_steps(ranges: Iterable[str | int]) -> tuple[int, ...]:
     ConfigError
         If an item is not whole hours, or a range is empty or reversed.
     """
-    steps: set[int] = set()
-    for item in ranges:
-        text = str(item).strip()
-        try:
-            numbers = [int(part) for part in text.split("/")]
-        except ValueError:
-            numbers = []
-        if len(numbers) == 1:
-            numbers = [numbers[0], numbers[0], 1]
-        if len(numbers) != 3 or numbers[0] < 0 or numbers[1] < numbers[0] or numbers[2] <= 0:
-            raise ConfigError(f"--steps: {text!r} is not an hour or FIRST/LAST/BY in whole hours (e.g. 0/72/6)")
-        steps.update(range(numbers[0], numbers[1] + 1, numbers[2]))
+    try:
+        steps = step_hours(ranges, whole_hours=True)
+    except ValueError as error:
+        raise ConfigError(f"--steps: {error}") from None
     if not steps:
         raise ConfigError("--steps: no step given")
-    return tuple(sorted(steps))
+    return tuple(int(step) for step in steps)
 
 
 def runs_needed(product: Product, issue_time: pd.Timestamp, steps: Sequence[int],

@@ -5,6 +5,18 @@ features (:func:`hydroseq.dataset.build_features`, shared with training) -> each
 issue step -> its window (:mod:`hydroseq.dataset.window`) -> the exported network -> the target's units, negative
 discharge set to 0 -> an ensemble's members -> how old the newest observed target was. A station with fewer than
 ``min(min_len, seq_len)`` valid steps up to an issue step is not forecast there (NaN).
+
+An ensemble weather forecast drives the core once per member (:func:`combine_weather_members`):
+
+- a model with a quantile head (one network or seed members): the forecast distribution is the equal-weight
+  **mixture** of the model's distributions given each weather member, ``F(x) = mean_m F_m(x)``
+  (:func:`hydroseq.scoring.quantiles.mixture_quantiles`). A mixture keeps both sources of spread: the
+  model's (each ``F_m``) and the weather's (how far apart the ``F_m`` lie); averaging the members'
+  quantiles (what a seed ensemble does) would keep only the average width;
+- a point model: every weather member's point forecast (each seed member's, for a seed ensemble) is a
+  member of the forecast ensemble, and its quantiles are the ensemble's (:data:`ENSEMBLE_LEVELS`).
+
+The members published (``realization``) are the weather members' point forecasts (their medians).
 """
 
 from __future__ import annotations
@@ -20,8 +32,10 @@ from hydroseq.dataset import Scalers, StationData, build_features, run_length_so
 from hydroseq.dataset.observed import newest_observed_step
 from hydroseq.dataset.window import gather_windows
 from hydroseq.export import ExportedModel
+from hydroseq.scoring.quantiles import DEFAULT_QUANTILES, ensemble_quantiles, mixture_quantiles
 
 ROWS_PER_CHUNK = 65536  # sequences assembled at once: bounds memory to ~rows x N x F x 4 bytes
+ENSEMBLE_LEVELS = DEFAULT_QUANTILES  # the levels of a point model's forecast from a weather ensemble
 
 
 @dataclass(frozen=True)
@@ -125,3 +139,27 @@ def to_target_units(scalers: Scalers, scaled: np.ndarray, station_ids: list[str]
     publish a negative discharge. The raw outputs stay available through ``ExportedModel.predict``.
     """
     return np.maximum(scalers.inverse_target(scaled, station_ids), 0.0)
+
+
+def weather_attributes(n_members: int) -> dict[str, str]:
+    """Global attributes of the forecast files of a forecast driven by an ensemble weather forecast."""
+    return {"weather_ensemble_members": str(n_members),
+            "weather_ensemble_combination": "each weather member drove the model; quantiles of the equal-weight "
+                                            "mixture of the model's distributions given each member (a point model: "
+                                            "of the pooled member forecasts); realization: each weather member's "
+                                            "point forecast"}
+
+
+def combine_weather_members(cores: Sequence[CoreForecast], model_levels: Sequence[float]) -> tuple[np.ndarray,
+                                                                                                    np.ndarray]:
+    """The combined forecast ``[issue, station, lead, level]`` (levels: ``model_levels``, or
+    :data:`ENSEMBLE_LEVELS` for a point model) and the weather members' point forecasts
+    ``[issue, station, lead, member]``, from one core forecast per weather member."""
+    if model_levels:
+        stacked = np.stack([core.values for core in cores], axis=-2)  # [issue, station, lead, member, level]
+        members = stacked[..., list(model_levels).index(0.5)]
+        return mixture_quantiles(stacked, model_levels), members
+    members = np.stack([core.values for core in cores], axis=-1)
+    pooled = np.concatenate([core.members if core.members is not None else core.values[..., None]
+                             for core in cores], axis=-1)
+    return ensemble_quantiles(pooled, ENSEMBLE_LEVELS), members

@@ -15,14 +15,13 @@ from hydroseq.errors import ConfigError, InputDataError
 from hydroseq.export import ExportedModel
 from hydroseq.export.metadata import METADATA_FILE, ONNX_FILE
 from hydroseq.forecast.baselines import hindcast_baselines, training_climatology
-from hydroseq.forecast.core import forecast_core
+from hydroseq.forecast.core import ENSEMBLE_LEVELS, combine_weather_members, forecast_core, weather_attributes
 from hydroseq.forecast.data_window import IngestedFile, StationInfo
 from hydroseq.forecast.freshness import nothing_at_the_issue_step, stale_gauges
 from hydroseq.forecast.outputs import PublishedForecast, publish_forecast
 from hydroseq.forecast.probabilistic import exceedance, score_hindcast_distribution, training_record
 from hydroseq.forecast.product_use import MissingForecastInput, ProductUse, product_use
 from hydroseq.forecast.result import ForecastResult
-from hydroseq.forecast.weather_ensemble import ENSEMBLE_LEVELS, combine_weather_members, weather_attributes
 from hydroseq.grid.issue_times import locate_issue, parse_issue_times
 
 DEFAULT_FORECAST_DIR = Path("runs/forecast")

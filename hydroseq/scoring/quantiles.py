@@ -189,3 +189,56 @@ def coverage_by_station(values: ArrayLike, levels: ArrayLike, obs: ArrayLike, ce
     valid = np.count_nonzero(~np.isnan(covered), axis=1)
     hits = np.nansum(covered, axis=1)
     return np.where(valid > 0, hits / np.maximum(valid, 1), np.nan)
+
+
+def mixture_quantiles(values: ArrayLike, levels: ArrayLike) -> NDArray[np.float32]:
+    """The quantiles at ``levels`` of the equal-weight mixture of the distributions ``values [..., member, Q]``.
+
+    Each member's distribution is :func:`cdf_at`'s (linear through its quantiles, with its tails), so
+    the mixture's CDF, their mean, is linear between the members' knots and is inverted exactly there.
+    The mixture of one distribution is that distribution. NaN where any member's values are.
+
+    Raises
+    ------
+    ValueError
+        As :func:`cdf_at`.
+    """
+    v, p = _checked_values(np.sort(np.asarray(values, dtype=np.float64), axis=-1), levels)
+    rows = v.reshape(-1, v.shape[-2], v.shape[-1])
+    out = np.full((len(rows), p.size), np.nan)
+    complete = np.asarray(np.isfinite(rows).all(axis=(1, 2)))
+    for first in range(0, len(rows), _MIXTURE_ROWS):
+        block = rows[first:first + _MIXTURE_ROWS][complete[first:first + _MIXTURE_ROWS]]
+        if len(block):
+            out[first:first + _MIXTURE_ROWS][complete[first:first + _MIXTURE_ROWS]] = _mixture_inverse(block, p)
+    return out.reshape(*v.shape[:-2], p.size).astype(np.float32)
+
+
+_MIXTURE_ROWS = 4096
+
+
+def _mixture_inverse(v: NDArray[np.float64], p: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``[row, member, Q]`` -> ``[row, Q]``: the mixture's CDF at every member knot, inverted linearly."""
+    lower, upper = _tail_ends(v, p)
+    knots = np.sort(np.concatenate([lower[..., None], v, upper[..., None]], axis=-1).reshape(len(v), -1), axis=-1)
+    mixture = np.stack([cdf_at(v, p, knots[:, k, None]).mean(axis=-1) for k in range(knots.shape[1])], axis=-1)
+    rows = np.arange(len(v))
+    out = np.empty((len(v), p.size))
+    for k, level in enumerate(p):
+        hit = np.argmax(mixture >= level - 1e-12, axis=1)
+        previous = np.maximum(hit - 1, 0)
+        f_low, f_high = mixture[rows, previous], mixture[rows, hit]
+        share = np.clip((level - f_low) / np.where(f_high > f_low, f_high - f_low, 1.0), 0.0, 1.0)
+        out[:, k] = np.where(f_high > f_low, knots[rows, previous] + share * (knots[rows, hit] - knots[rows, previous]),
+                             knots[rows, hit])
+    return out
+
+
+def ensemble_quantiles(members: ArrayLike, levels: ArrayLike) -> NDArray[np.float32]:
+    """``[..., level]`` quantiles (linear between order statistics) of the ensemble ``[..., member]``; NaN where
+    any member is."""
+    points = np.asarray(members, dtype=np.float64)
+    complete = np.asarray(np.isfinite(points).all(axis=-1))
+    filled = np.where(complete[..., None], points, 0.0)
+    quantiles = np.moveaxis(np.quantile(filled, np.asarray(check_levels(levels)), axis=-1), 0, -1)
+    return np.where(complete[..., None], quantiles, np.nan).astype(np.float32)

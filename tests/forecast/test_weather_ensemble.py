@@ -1,7 +1,7 @@
 """An ensemble weather forecast through the model: each member drives it, the forecast combines them.
 
-The mixture's quantiles are checked against distributions whose mixture is known; the forecast from the
-example 10-member GRIB2 runs is checked member by member against a forecast from that member alone."""
+The forecast from the example 10-member GRIB2 runs is checked member by member against a forecast from
+that member alone (the mixture itself: ``tests/scoring/test_quantile_mixture.py``)."""
 
 from __future__ import annotations
 
@@ -11,57 +11,12 @@ import numpy as np
 import pytest
 import xarray as xr
 import yaml
-from scipy import stats
 
 from hydroseq.cli import main
 from hydroseq.forecast import run_forecast
-from hydroseq.forecast.core import CoreForecast
-from hydroseq.forecast.weather_ensemble import (
-    ENSEMBLE_LEVELS,
-    combine_weather_members,
-    ensemble_quantiles,
-    mixture_quantiles,
-)
+from hydroseq.forecast.core import ENSEMBLE_LEVELS, CoreForecast, combine_weather_members
 from tests.fixtures import export_untrained_forecast_model
 from tests.ingest.grib_builders import ENS_RUNS, copy_runs, grib_ingest_config
-
-LEVELS = (0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95)
-
-
-def test_the_mixture_of_one_distribution_is_that_distribution():
-    quantiles = stats.gamma.ppf(LEVELS, 2.0, scale=3.0)
-    np.testing.assert_allclose(mixture_quantiles(quantiles[None, None, :], LEVELS)[0], quantiles, rtol=1e-6)
-    same = np.stack([quantiles] * 5)[None]
-    np.testing.assert_allclose(mixture_quantiles(same, LEVELS)[0], quantiles, rtol=1e-6)
-
-
-def test_the_mixture_keeps_the_spread_between_members():
-    """Ten normals with scattered means: the mixture's quantiles are those of the pooled samples
-    (within the error of representing each member by 7 quantiles), wider than the average member's."""
-    rng = np.random.default_rng(0)
-    means = rng.normal(0.0, 2.0, 10)
-    members = np.stack([stats.norm.ppf(LEVELS, loc=mean) for mean in means])[None]
-    mixture = mixture_quantiles(members, LEVELS)[0]
-    pooled = np.concatenate([rng.normal(mean, 1.0, 100_000) for mean in means])
-    np.testing.assert_allclose(mixture[1:-1], np.quantile(pooled, LEVELS[1:-1]), atol=0.1)
-    averaged = members[0].mean(axis=0)  # quantile averaging: the weather's spread lost
-    assert mixture[-1] - mixture[0] > 1.5 * (averaged[-1] - averaged[0])
-
-
-def test_two_members_far_apart_put_the_median_between_them():
-    quantiles = stats.norm.ppf(LEVELS)
-    mixture = mixture_quantiles(np.stack([quantiles - 10, quantiles + 10])[None], LEVELS)[0]
-    assert abs(mixture[3]) < 1e-6 and mixture[2] == pytest.approx(-10, abs=1e-6)
-
-
-def test_a_missing_member_makes_the_combination_missing():
-    quantiles = np.tile(stats.norm.ppf(LEVELS), (2, 3, 1))  # two rows of three members
-    quantiles[1, 2, 4] = np.nan
-    combined = mixture_quantiles(quantiles, LEVELS)
-    assert np.isfinite(combined[0]).all() and np.isnan(combined[1]).all()
-    points = np.array([[1.0, 2.0, np.nan], [1.0, 2.0, 3.0]])
-    assert np.isnan(ensemble_quantiles(points, ENSEMBLE_LEVELS)[0]).all()
-    np.testing.assert_allclose(ensemble_quantiles(points, ENSEMBLE_LEVELS)[1], np.quantile([1, 2, 3], ENSEMBLE_LEVELS))
 
 
 def test_point_models_pool_their_seed_members_with_the_weather_members():
