@@ -200,3 +200,22 @@ def test_a_model_reading_an_ensemble_variable_is_told_in_one_line(ensemble_inges
     _, out = ensemble_ingest
     with xr.open_dataset(out) as ds, pytest.raises(InputDataError, match=r"is an ensemble \(10 members\)"):
         read_forecast_inputs(ds, [ForecastInput(variable="precipitation_forecast", source="ingested")], 3, [0], out)
+
+
+@pytest.mark.slow
+def test_the_shipped_ensemble_config_ingests_the_example_runs_with_the_drawn_outlines(tmp_path, repo_root):
+    """configs/ingest_grib2_ensemble.yaml as shipped, its grid cut to the weeks around the runs."""
+    config = yaml.safe_load((repo_root / "configs" / "ingest_grib2_ensemble.yaml").read_text())
+    config["grid"].update(start="2014-09-01", end="2014-10-05")
+    for section in (config["stations"], *config["sources"], *config["forecast_sources"]):
+        for key in ("path", "weights_path"):
+            if section.get(key):
+                section[key] = str(repo_root / section[key])
+    config["stations"]["outlines"]["path"] = str(repo_root / config["stations"]["outlines"]["path"])
+    status, out = _run_cli(tmp_path, config)
+    assert status == 0
+    with xr.open_dataset(out) as ds:
+        forecast = ds["total_precipitation_sum_forecast"]
+        assert forecast.dims == ("station", "time", "lead", "member") and ds.sizes["member"] == 10
+        assert ds.sizes["station"] == 31
+        assert np.isfinite(forecast.sel(time="2014-09-25T08:00").values).all()  # every basin, lead and member
