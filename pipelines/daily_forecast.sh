@@ -16,9 +16,11 @@
 #   HYDROSEQ_MISSING_FORECAST_INPUT  models with weather-forecast inputs, a station with no product valid
 #                           at the issue time: fallback (forecast without it) or fail  [fallback]
 #   HYDROSEQ_MAX_SKIPPED_SHARE  exit 5 (partial) when more than this share of the stations was not
-#                           forecast; the forecast of the others is published all the same  [1: never]
+#                           forecast (or stale, or without a weather forecast); the others are published
+#                           all the same; 1 turns the check off                                   [0.2]
 #   HYDROSEQ_MAX_OBSERVATION_AGE  hours: a station forecast from a gauge whose newest observation is older
-#                           counts toward that share (hydroseq forecast --max-observation-age) [none: not checked]
+#                           counts toward that share (hydroseq forecast --max-observation-age); "off" turns
+#                           it off; 72 suits a daily grid, set it for a sub-daily one                 [72]
 #   (an ingest config with forecast_sources ingests the newest weather-forecast product in the same step)
 #   HYDROSEQ_FORCING_FORECAST  a weather-forecast product file read by the forecast itself (hydroseq forecast
 #                           --forcing-forecast), instead of or besides ingesting it                [none]
@@ -49,8 +51,9 @@ PUBLISH_DIR=${HYDROSEQ_PUBLISH_DIR:-forecasts}
 WORK_DIR=${HYDROSEQ_WORK_DIR:-runs/daily}
 OVERLAP_DAYS=${HYDROSEQ_OVERLAP_DAYS:-3}
 MISSING_FORECAST_INPUT=${HYDROSEQ_MISSING_FORECAST_INPUT:-fallback}
-MAX_SKIPPED_SHARE=${HYDROSEQ_MAX_SKIPPED_SHARE:-1}
-MAX_OBSERVATION_AGE=${HYDROSEQ_MAX_OBSERVATION_AGE:-}
+MAX_SKIPPED_SHARE=${HYDROSEQ_MAX_SKIPPED_SHARE:-0.2}
+MAX_OBSERVATION_AGE=${HYDROSEQ_MAX_OBSERVATION_AGE:-72}
+[[ $MAX_OBSERVATION_AGE == off ]] && MAX_OBSERVATION_AGE=
 FORCING_FORECAST=${HYDROSEQ_FORCING_FORECAST:-}
 REPORT=${HYDROSEQ_REPORT:-1}
 REPORT_HINDCAST=${HYDROSEQ_REPORT_HINDCAST:-}

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import difflib
 import logging
 import os
 import re
+import typing
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -26,23 +28,53 @@ class StrictModel(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
 
-def format_validation_error(error: ValidationError, source: str) -> str:
+def format_validation_error(error: ValidationError, source: str, model: type[BaseModel] | None = None) -> str:
     """The problems of a config: one line if there is one, else a heading and one line per problem,
-    each with the dotted key, the value given and what was expected."""
-    problems = [_format_problem(problem) for problem in error.errors()]
+    each with the dotted key, the value given and what was expected; an unknown key of ``model`` gets the
+    nearest known key of its section ("did you mean ``hidden_size``?")."""
+    problems = [_format_problem(problem, model) for problem in error.errors()]
     if len(problems) == 1:
         return f"{source}: invalid configuration: {problems[0]}"
     return "\n".join([f"{source}: invalid configuration", *(f"  {problem}" for problem in problems)])
 
 
-def _format_problem(problem: ErrorDetails) -> str:
+def _format_problem(problem: ErrorDetails, model: type[BaseModel] | None = None) -> str:
     if not problem["loc"] and problem["type"] == "value_error":  # a check across sections: its message says what
         return str(problem.get("ctx", {}).get("error", problem["msg"]))
     key = ".".join(str(part) for part in problem["loc"]) or "<root>"
+    if problem["type"] == "extra_forbidden" and model is not None:
+        known = _section_keys(model, problem["loc"][:-1])
+        nearest = difflib.get_close_matches(str(problem["loc"][-1]), known, n=1, cutoff=0.6)
+        hint = f"; did you mean {nearest[0]!r}?" if nearest else (f"; known keys: {', '.join(known)}" if known else "")
+        return f"{key}: unknown key{hint}"
     shown = "missing" if problem["type"] == "missing" else f"got {problem.get('input')!r}"
     if problem["type"] == "value_error":  # a validator's own message says what is wrong
         return f"{key}: {shown}: {problem.get('ctx', {}).get('error', problem['msg'])}"
     return f"{key}: {shown}; expected: {problem['msg']}"
+
+
+def _section_keys(model: type[BaseModel], path: tuple[int | str, ...]) -> list[str]:
+    """The keys of the config section at ``path`` (list positions and mapping keys skipped), or [] if unknown."""
+    current: Any = model
+    for part in path:
+        if not (isinstance(current, type) and issubclass(current, BaseModel)):
+            return []
+        field = current.model_fields.get(str(part))
+        if field is None:  # a list position or a mapping key: stay with the item type found so far
+            continue
+        current = _model_in(field.annotation)
+    return list(current.model_fields) if isinstance(current, type) and issubclass(current, BaseModel) else []
+
+
+def _model_in(annotation: Any) -> Any:
+    """The config model inside an annotation such as ``X``, ``X | None``, ``list[X]`` or ``dict[str, X]``."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for argument in typing.get_args(annotation):
+        found = _model_in(argument)
+        if found is not None:
+            return found
+    return None
 
 
 def validate_config(data: dict[str, Any], model: type[ModelT], source: str = "<config>") -> ModelT:
@@ -50,7 +82,7 @@ def validate_config(data: dict[str, Any], model: type[ModelT], source: str = "<c
     try:
         return model.model_validate(data)
     except ValidationError as error:
-        raise ConfigError(format_validation_error(error, source)) from None
+        raise ConfigError(format_validation_error(error, source, model)) from None
 
 
 def load_config(path: str | Path, model: type[ModelT]) -> ModelT:

@@ -22,6 +22,7 @@ from hydroseq.forecast.outputs import PublishedForecast, publish_forecast
 from hydroseq.forecast.probabilistic import exceedance, score_hindcast_distribution, training_record
 from hydroseq.forecast.product_use import MissingForecastInput, ProductUse, product_use
 from hydroseq.forecast.result import ForecastResult
+from hydroseq.grid import GridSpec
 from hydroseq.grid.issue_times import locate_issue, parse_issue_times
 
 DEFAULT_FORECAST_DIR = Path("runs/forecast")
@@ -272,9 +273,16 @@ def _result(model: ExportedModel, data: StationData, info: StationInfo, plan: Pl
 
 
 def default_output(result: ForecastResult, is_range: bool) -> Path:
-    """``runs/forecast/forecast_<issue>.nc`` or ``runs/forecast/hindcast_<first>_<last>.nc``."""
+    """``runs/forecast/forecast_<issue>.nc`` or ``runs/forecast/hindcast_<first>_<last>.nc``, each issue named
+    as the daily job and the demo name it: its local day (``2014-09-30``) on a daily grid, its local time
+    (``2005-06-01T0600``) on a sub-daily one."""
+    grid = GridSpec.from_attrs(result.attributes)
+    daily = result.step >= pd.Timedelta(days=1)
+
     def stamp(value: np.datetime64) -> str:
-        return pd.Timestamp(value).strftime("%Y%m%dT%H%MZ")
+        if daily:
+            return f"{grid.local_days(np.asarray([value]))[0]:%Y-%m-%d}"
+        return f"{pd.Timestamp(value).tz_localize('UTC').tz_convert(grid.zone):%Y-%m-%dT%H%M}"
     if is_range:
         return DEFAULT_FORECAST_DIR / f"hindcast_{stamp(result.issue_times[0])}_{stamp(result.issue_times[-1])}.nc"
     return DEFAULT_FORECAST_DIR / f"forecast_{stamp(result.issue_times[0])}.nc"

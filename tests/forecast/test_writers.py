@@ -15,6 +15,7 @@ import pytest
 import xarray as xr
 
 from hydroseq import __version__
+from hydroseq.forecast import run_forecast
 from hydroseq.forecast.csv_writer import CSV_COLUMNS, format_value, write_forecast_csv
 from hydroseq.forecast.netcdf_writer import write_forecast_netcdf
 from hydroseq.forecast.result import ForecastResult
@@ -192,3 +193,17 @@ def test_text_coordinates_are_character_arrays_that_xarray_indexes(tmp_path: Pat
         assert nc["station"].dimensions == ("station", "station_length") and nc["station"].dtype == np.dtype("S1")
     with xr.open_dataset(path) as ds:
         assert float(ds.sel(station="01547700", lead=2)["streamflow"]) == float(ds["streamflow"].values[1, 1])
+
+
+def test_the_default_file_names_the_issue_by_its_local_day_as_the_daily_job_does(exported, ingested, tmp_path,
+                                                                                   monkeypatch):
+    """One name per forecast file: ``hydroseq forecast`` without ``--out`` writes ``forecast_<local day>`` (the
+    daily job's and the demo's name), a hindcast ``hindcast_<first local day>_<last local day>``."""
+    monkeypatch.chdir(tmp_path)
+    single = run_forecast(exported, ingested, "2014-09-30", show_progress=False)
+    assert single.published is not None
+    assert Path(single.published.forecast_files[0]) == Path("runs/forecast/forecast_2014-09-30.nc")
+    assert (tmp_path / "runs" / "forecast" / "forecast_2014-09-30.csv").exists()
+    ranged = run_forecast(exported, ingested, "2014-09-01..2014-09-10", show_progress=False)
+    assert ranged.published is not None
+    assert Path(ranged.published.forecast_files[0]) == Path("runs/forecast/hindcast_2014-09-01_2014-09-10.nc")

@@ -97,11 +97,13 @@ def test_daily_job_appends_forecasts_and_publishes(setup: dict[str, Path], tmp_p
     assert os.readlink(published / "latest.nc") == nc.name and os.readlink(published / "latest.csv") == csv_file.name
     assert stat.S_IMODE(nc.stat().st_mode) == 0o644
     lines = csv_file.read_text().splitlines()
-    assert lines[0] == "station,issue_time,lead,valid_time,value,value_m3s,station_name,area_km2" and len(lines) == 32
+    header = "station,issue_time,lead,valid_time,value,value_m3s,stale_gauge,station_name,area_km2"
+    assert lines[0] == header and len(lines) == 32  # stale_gauge: the job's 72 h limit is on by default
     assert all(",2014-07-01T08:00:00Z," in line for line in lines[1:])
     # the same forecast as from one full ingest: appending lost or shifted nothing
     ingest(_ingest_config(dt.date(2013, 1, 1), dt.date(2014, 6, 30)), tmp_path / "full.nc", show_progress=False)
-    direct = run_forecast(setup["model"], tmp_path / "full.nc", "2014-06-30", out=tmp_path / "direct.nc")
+    direct = run_forecast(setup["model"], tmp_path / "full.nc", "2014-06-30", out=tmp_path / "direct.nc",
+                          max_observation_age=72)  # the job's default
     assert direct.stations_forecast > 0
     assert (tmp_path / "direct.csv").read_bytes() == csv_file.read_bytes()
 
@@ -209,7 +211,7 @@ def test_the_job_forecasts_from_the_registered_model_an_alias_names(setup: dict[
         with mlflow.start_run(experiment_id=experiment) as run:
             log_exported_model("model", setup["model"], setup["data"])
         mlflow.register_model(f"runs:/{run.info.run_id}/model", "daily")
-    assert promote("daily", 1, "champion", store).uri == "models:/daily@champion"
+    assert promote("daily", 1, "champion", store, force=True).uri == "models:/daily@champion"  # no figures logged
 
     def job(name: str, model: str) -> subprocess.CompletedProcess:
         return _run(setup, "2014-07-01", HYDROSEQ_MODEL=model, MLFLOW_TRACKING_URI=store,
@@ -234,3 +236,33 @@ def test_the_job_forecasts_from_the_registered_model_an_alias_names(setup: dict[
     assert "model 'daily' has no alias 'nothing' (aliases: @champion -> 1" in unknown.stderr
     assert "FAILED (3): hydroseq forecast exited with 3" in unknown.stderr
     assert not (tmp_path / "unknown").exists() or not any((tmp_path / "unknown").iterdir())
+
+
+def test_the_job_flags_gauges_silent_for_81_days_by_default(setup: dict[str, Path], tmp_path: Path) -> None:
+    """Without any limit set, a job fed gauges whose newest discharge is 81 days old exits 5 (the stale-gauge
+    limit of 72 h and the skipped share of 0.2 are on by default); HYDROSEQ_MAX_OBSERVATION_AGE=off lifts it."""
+    import pandas as pd
+
+    stations = ["01022500", "02064000", "03015500"]
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    for station in stations:
+        table = pd.read_csv(REPO_ROOT / "data" / "daily_caravan_camels_us" / f"{station}.csv", dtype={"date": str})
+        table.loc[table["date"] >= "2014-03-31", "streamflow"] = np.nan  # silent from 2014-03-31 on
+        table.to_csv(raw / f"{station}.csv", index=False)
+    config = _ingest_config(dt.date(2013, 1, 1), dt.date(2014, 6, 19))
+    config.stations.ids = stations
+    config.sources[0].path = str(raw / "[0-9]*.csv")
+    data = tmp_path / "data" / "silent.nc"
+    ingest(config, data, show_progress=False)
+    config.grid.end = dt.date(2014, 6, 20)
+    config.grid.start = dt.date(2014, 6, 20)
+    (tmp_path / "ingest_daily.yaml").write_text(dump_config(config))
+    job = {"HYDROSEQ_INGEST_CONFIG": str(tmp_path / "ingest_daily.yaml"), "HYDROSEQ_DATA": str(data),
+           "HYDROSEQ_PUBLISH_DIR": str(tmp_path / "forecasts"), "HYDROSEQ_WORK_DIR": str(tmp_path / "scratch")}
+    defaults = _run(setup, "2014-06-20", **job)
+    assert defaults.returncode == ExitCode.PARTIAL, defaults.stderr[-3000:]
+    assert "forecast from a gauge silent for more than 72 h" in defaults.stderr
+    assert (tmp_path / "forecasts" / "forecast_2014-06-20.nc").exists()  # published all the same
+    lifted = _run(setup, "2014-06-20", HYDROSEQ_MAX_OBSERVATION_AGE="off", **job)
+    assert lifted.returncode == ExitCode.OK, lifted.stderr[-3000:]
