@@ -92,7 +92,7 @@ def test_the_blocker_blocks(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
     (line, loaded) = done.stderr.strip().splitlines()
     assert line == ("hydroseq train: error: torch is not installed, and this command needs it: "
-                    "pip install 'hydroseq[train]'")
+                    "pip install '.[train]' in the hydroseq clone")
     assert loaded == "loaded:"
 
 

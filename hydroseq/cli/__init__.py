@@ -60,7 +60,7 @@ def _command(module: str, function: str) -> Handler:
             if extra is None:
                 raise
             raise ConfigError(f"{missing.name} is not installed, and this command needs it: "
-                              f"pip install 'hydroseq[{extra}]'") from missing
+                              f"pip install '.[{extra}]' in the hydroseq clone") from missing
     return handler
 
 

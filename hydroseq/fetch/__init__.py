@@ -6,7 +6,7 @@ from the run's index files), as one GRIB2 file per run; :func:`fetch_gauges` the
 readings of USGS gauges from NWIS, as one CSV per day. Both write complete files only, skip those a
 previous fetch completed, retry a source that fails, and raise an
 :class:`~hydroseq.errors.UnavailableError` (exit 6) naming the source and URL when it stays unreachable.
-They need the ``fetch`` extra (``pip install 'hydroseq[fetch]'``). They have been tested against a
+They need the ``fetch`` extra (``pip install '.[fetch]'`` in the hydroseq clone). They have been tested against a
 local server laid out like each source, not against the live services (``docs/fetch.md``).
 """
 

@@ -59,5 +59,5 @@ def test_without_the_fetch_extra_it_says_which_to_install(tmp_path: Path) -> Non
                           text=True, timeout=120, cwd=tmp_path)
     assert done.returncode == ExitCode.CONFIG, done.stderr[-2000:]
     assert done.stderr.strip() == ("hydroseq fetch: error: herbie is not installed, and this command needs it: "
-                                   "pip install 'hydroseq[fetch]'")
+                                   "pip install '.[fetch]' in the hydroseq clone")
     assert not (tmp_path / "raw").exists()
