@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +15,7 @@ from hydroseq.errors import HydroseqError, OutputPathError
 from hydroseq.export.metadata import METADATA_FILE, ONNX_FILE, PT2_FILE, ExportMetadata
 from hydroseq.export.network import LastStepNetwork, reference_prediction
 from hydroseq.export.onnx_export import as_numpy_inputs, save_onnx, save_pt2, trace_network
+from hydroseq.export.onnx_props import metadata_props
 from hydroseq.fileio import atomic_folder, clean_stale_temporaries, make_output_dir, sha256_file
 from hydroseq.grid import GridSpec
 from hydroseq.model import TrainedModel
@@ -38,9 +39,10 @@ def export_trained_model(checkpoint: Checkpoint, seq_len: int, out_dir: str | Pa
                          pt2: bool = True) -> ExportMetadata:
     """Export the model of ``checkpoint`` as a fixed-length model directory.
 
-    Writes ``model.onnx`` (and ``model.pt2`` if ``pt2``) and the weights ``checkpoint.pt`` (the start of
-    a fine-tuning run), checks onnxruntime against the packed
-    torch model on random inputs of every length ``1..seq_len``, then writes ``metadata.json``.
+    Writes ``model.onnx`` (its ``metadata_props`` describing the inputs, scalers and outputs:
+    :mod:`hydroseq.export.onnx_props`), ``model.pt2`` if ``pt2``, and the weights ``checkpoint.pt`` (the start
+    of a fine-tuning run), checks onnxruntime against the packed torch model on random inputs of every length
+    ``1..seq_len``, then writes ``metadata.json`` (with the SHA-256 of each file, the props included).
     All of it goes to a temporary folder beside ``out_dir`` that is renamed onto it at the end
     (:func:`hydroseq.fileio.atomic_folder`; an earlier model directory there is replaced whole): an
     export that fails or is interrupted leaves ``out_dir`` as it was (absent, or the earlier model),
@@ -65,9 +67,10 @@ def export_trained_model(checkpoint: Checkpoint, seq_len: int, out_dir: str | Pa
     model = checkpoint.build_model()
     network = LastStepNetwork(model).eval()
     x, lengths = _parity_batch(seq_len, checkpoint.n_features)
+    described = _metadata(checkpoint, seq_len, provenance)  # what model.onnx carries as its metadata_props
     with atomic_folder(out_dir) as staging:  # out_dir appears (or is replaced) whole at the end, or not at all
         opset = save_onnx(trace_network(network, x[:2], lengths[:2], for_onnx=True), staging / ONNX_FILE,
-                          network.output_names)
+                          network.output_names, metadata_props(described))
         files = [ONNX_FILE]
         if pt2:
             save_pt2(trace_network(network, x[:2], lengths[:2]), staging / PT2_FILE)
@@ -75,8 +78,8 @@ def export_trained_model(checkpoint: Checkpoint, seq_len: int, out_dir: str | Pa
         checkpoint.weights_only().save(staging / WEIGHTS_FILE)  # what `hydroseq train --init-from DIR` starts from
         files.append(WEIGHTS_FILE)
         max_diff = _onnx_parity(staging / ONNX_FILE, model, x, lengths)
-        metadata = _metadata(checkpoint, seq_len, provenance, opset, max_diff,
-                             {name: sha256_file(staging / name) for name in files})
+        metadata = replace(described, opset=opset, parity_max_abs_diff=max_diff,
+                           files={name: sha256_file(staging / name) for name in files})
         (staging / METADATA_FILE).write_text(metadata.to_json())
     return metadata
 
@@ -128,8 +131,8 @@ def _onnx_parity(path: Path, model: TrainedModel, x: torch.Tensor, lengths: torc
     return max_diff
 
 
-def _metadata(checkpoint: Checkpoint, seq_len: int, provenance: DataProvenance, opset: int, max_diff: float,
-              files: dict[str, str]) -> ExportMetadata:
+def _metadata(checkpoint: Checkpoint, seq_len: int, provenance: DataProvenance) -> ExportMetadata:
+    """The model's metadata before the files are written (no opset, parity or checksums yet)."""
     data = checkpoint.config.data
     leads = [int(lead) for lead in data.lead_steps]
     read = [*data.dynamic_inputs, *data.static_inputs, data.target, *(item.variable for item in data.forecast_inputs)]
@@ -139,8 +142,7 @@ def _metadata(checkpoint: Checkpoint, seq_len: int, provenance: DataProvenance, 
         target=data.target, lagged_target=bool(data.lagged_target),
         mode=checkpoint.mode, leads=leads, min_len=int(data.min_len), scalers=checkpoint.scalers.to_dict(),
         grid=provenance.grid, run_id=checkpoint.run_id,
-        dataset_checksum=provenance.dataset_checksum, hydroseq_version=__version__, opset=opset,
-        parity_max_abs_diff=max_diff, files=files, train_config=checkpoint.config,
+        dataset_checksum=provenance.dataset_checksum, hydroseq_version=__version__, train_config=checkpoint.config,
         forecast_inputs=[item.model_dump(mode="json") for item in data.forecast_inputs],
         forecast_horizon=data.forecast_horizon, quantiles=list(checkpoint.config.model.quantiles or []),
         members=len(checkpoint.member_states),

@@ -3,7 +3,8 @@
 The directory holds ``model.onnx`` (the network), optionally ``model.pt2`` (``torch.export``), and
 ``metadata.json``, which says everything a forecast needs besides the network: the feature order,
 the scalers, the grid, the leads, the fixed sequence length and where the model came from, plus a
-SHA-256 of every other file so that a copied or corrupted directory is detected before use.
+SHA-256 of every other file so that a copied or corrupted directory is detected before use. ``model.onnx``
+carries what a forecast needs of it in its own ``metadata_props`` (:mod:`hydroseq.export.onnx_props`).
 """
 
 from __future__ import annotations

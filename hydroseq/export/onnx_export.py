@@ -14,7 +14,7 @@ import contextlib
 import io
 import logging
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import numpy as np
@@ -54,14 +54,18 @@ def save_pt2(program: torch.export.ExportedProgram, path: str | Path) -> Path:
     return Path(path)
 
 
-def save_onnx(program: torch.export.ExportedProgram, path: str | Path, output_names: tuple[str, ...] = ("y",)) -> int:
-    """Convert the exported program to one self-contained ONNX file; returns the opset used."""
+def save_onnx(program: torch.export.ExportedProgram, path: str | Path, output_names: tuple[str, ...] = ("y",),
+              props: Mapping[str, str] | None = None) -> int:
+    """Convert the exported program to one self-contained ONNX file with ``props`` as its ``metadata_props``
+    (:mod:`hydroseq.export.onnx_props`); returns the opset used."""
     with _quiet():
         onnx_program = torch.onnx.export(program, dynamo=True, input_names=list(INPUT_NAMES),
                                          output_names=list(output_names), verbose=False,
                                          custom_translation_table=onnx_translations())
     model = onnx_program.model_proto  # type: ignore[union-attr]  # torch's Optional: None only with dynamo=False
     _name_batch_dimension(model)
+    if props:
+        onnx.helper.set_model_props(model, dict(props))
     with atomic_path(path) as tmp:
         onnx.save_model(model, str(tmp), save_as_external_data=False)
     return next(entry.version for entry in model.opset_import if entry.domain in ("", "ai.onnx"))

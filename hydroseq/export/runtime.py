@@ -33,7 +33,8 @@ class ExportedModel:
         onnxruntime intra-op threads (default: onnxruntime's choice, all cores).
 
     Inputs and outputs are in scaled units: apply ``metadata.scalers`` before and after (the
-    forecast does this with :class:`hydroseq.dataset.scalers.Scalers`).
+    forecast does this with :class:`hydroseq.dataset.scalers.Scalers`; the ``preprocessing`` text in the
+    ``metadata_props`` of ``model.onnx`` says how, for a reader without hydroseq).
     """
 
     def __init__(self, model_dir: str | Path, verify: bool = True, threads: int | None = None) -> None:
