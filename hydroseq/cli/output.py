@@ -6,6 +6,8 @@
   with ``-q``, DEBUG with ``-v``), and with ``--log-file PATH`` to that file from INFO on (DEBUG
   with ``-v``): one line each, ``<UTC time> <LEVEL> <logger>: <message>``, every line of a
   multi-line message (a traceback) prefixed the same way, no colour codes.
+* MLflow's and alembic's own lines go to stderr from WARNING on too (ERROR with ``-q``, their INFO
+  lines with ``-v``); MLflow's "View run" link to a tracking server's run is not printed.
 * Each command ends with :func:`finish`: its summary, with ``command``, ``exit_code`` and
   ``status``, is logged at INFO and, with ``--json``, printed on stdout as one JSON object.
 
@@ -37,7 +39,9 @@ PACKAGE_LOGGER = logging.getLogger("hydroseq")  # the handlers hang here: every 
 LOGGER = logging.getLogger("hydroseq.cli")
 ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 QUIETENED = ("mlflow", "alembic", "distributed", "torch.distributed")  # libraries that report progress themselves
+MLFLOW_LOGGERS = ("mlflow", "alembic")  # their INFO lines (store tables made, input example checked) only with -v
 MLFLOW_LEVEL, MLFLOW_BARS = "MLFLOW_LOGGING_LEVEL", "MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR"  # read when mlflow runs
+MLFLOW_RUN_URL = "MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT"  # "View run ... at: URL" on stdout at a server run's end
 TORCHRUN_LEVEL = "LOGLEVEL"  # the level torchrun's launcher logs at (train --nproc), read when it is imported
 
 
@@ -106,8 +110,12 @@ class CommandLogging:
     """The log handlers of one command: attached by :meth:`start`, removed by :meth:`stop`.
 
     Python warnings are logged (``py.warnings``) while the command runs; under ``-q`` the chatty
-    libraries in :data:`QUIETENED` report errors only. MLflow draws its artifact progress bars
-    whatever stderr is: they are turned off under ``-q`` and when stderr is not a terminal.
+    libraries in :data:`QUIETENED` report errors only. MLflow and alembic write their own lines to
+    stderr: from WARNING on, as the ``hydroseq`` loggers (INFO with ``-v``, or at the level
+    ``MLFLOW_LOGGING_LEVEL`` names when set), ERROR under ``-q``. MLflow's link to a tracking
+    server's run is never printed (stdout is the command's: its tables, or the ``--json`` summary;
+    ``hydroseq train`` says where to look). MLflow draws its artifact progress bars whatever stderr
+    is: they are turned off under ``-q`` and when stderr is not a terminal.
     """
 
     def __init__(self, args: argparse.Namespace) -> None:
@@ -122,12 +130,13 @@ class CommandLogging:
         args = self.args
         self.saved = [(logger, logger.level, logger.propagate) for logger in self.loggers]
         if args.quiet:
-            self.saved += [(logging.getLogger(name), logging.getLogger(name).level, logging.getLogger(name).propagate)
-                           for name in QUIETENED]
-            for name in QUIETENED:
-                logging.getLogger(name).setLevel(logging.ERROR)
+            self._set_levels(QUIETENED, logging.ERROR)
             self._set_environment(MLFLOW_LEVEL, "ERROR")  # for an mlflow imported from now on
             self._set_environment(TORCHRUN_LEVEL, "ERROR")
+        elif not args.verbose and MLFLOW_LEVEL not in os.environ:
+            self._set_levels(MLFLOW_LOGGERS, logging.WARNING)
+            self._set_environment(MLFLOW_LEVEL, "WARNING")
+        self._set_environment(MLFLOW_RUN_URL, "true")
         if args.quiet or not sys.stderr.isatty():
             self._set_environment(MLFLOW_BARS, "false")
         stderr = logging.StreamHandler(sys.stderr)
@@ -146,6 +155,12 @@ class CommandLogging:
             log_file.setLevel(logging.DEBUG if args.verbose else logging.INFO)
             log_file.setFormatter(_PlainLines())
             self._attach(log_file)
+
+    def _set_levels(self, names: tuple[str, ...], level: int) -> None:
+        for name in names:
+            logger = logging.getLogger(name)
+            self.saved.append((logger, logger.level, logger.propagate))
+            logger.setLevel(level)
 
     def _set_environment(self, name: str, value: str) -> None:
         self.saved_environment[name] = os.environ.get(name)

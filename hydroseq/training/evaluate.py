@@ -11,6 +11,7 @@ from hydroseq.config import TrackingConfig
 from hydroseq.config.stores import resolve_tracking_uri
 from hydroseq.dataset import SplitName, load_station_data
 from hydroseq.errors import ConfigError
+from hydroseq.training.logged_metrics import headline_metrics, log_report_files
 from hydroseq.training.report import SplitReport, report_split
 from hydroseq.training.runtime import resolve_device, set_threads
 from hydroseq.training.tracking import load_run_checkpoint, use_tracking_uri
@@ -38,8 +39,10 @@ def evaluate(run_id: str, period: SplitName = "test", tracking_uri: str | None =
     peak timing and missed peaks of the model and of two baselines on the same steps, persistence
     and the training-period day-of-year climatology; and per flood event at the training-period
     thresholds, hits, misses and false alarms. Writes ``metrics_<period>.csv``,
-    ``events_<period>.csv`` and hydrographs to ``<output_dir>/evaluation/`` and logs metrics and
-    files to the run.
+    ``events_<period>.csv``, ``summary_<period>.json`` (and ``probabilistic_<period>.csv`` for a
+    quantile model) and hydrographs to ``<output_dir>/evaluation/`` and logs them to the run under
+    ``evaluation/``, with the headline figures as metrics
+    (:func:`hydroseq.training.logged_metrics.headline_metrics`).
 
     Parameters
     ----------
@@ -61,13 +64,11 @@ def evaluate(run_id: str, period: SplitName = "test", tracking_uri: str | None =
     report = report_split(model.to(device), station_data, checkpoint.scalers, config, period, device, out_dir,
                           show_progress=show_progress)
     with use_tracking_uri(uri), mlflow.start_run(run_id=run_id):
-        mlflow.log_metrics(report.summary)
-        mlflow.log_artifact(str(report.csv_path), "evaluation")
-        mlflow.log_artifact(str(report.events_csv_path), "evaluation")
+        mlflow.log_metrics(headline_metrics(report.summary, period, config.data.lead_steps))
+        log_report_files(report, "evaluation")
         for plot in report.plot_paths:
             mlflow.log_artifact(str(plot), f"evaluation/hydrographs_{period}")
         if report.probabilistic is not None:
-            mlflow.log_artifact(str(report.probabilistic.csv_path), "evaluation")
             for plot in report.probabilistic.plot_paths:
                 mlflow.log_artifact(str(plot), "evaluation")
     return Evaluation(report, period, path, station_data.checksum == run.data.tags.get("dataset_checksum"))

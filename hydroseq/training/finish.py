@@ -18,6 +18,7 @@ from hydroseq.config import TrainConfig, dump_config
 from hydroseq.fileio import write_text_atomic
 from hydroseq.training.calibration import fit_quantile_scale
 from hydroseq.training.data import TrainingData
+from hydroseq.training.logged_metrics import headline_metrics, log_report_files
 from hydroseq.training.model_version import MODEL_ARTIFACT as MODEL_ARTIFACT
 from hydroseq.training.model_version import example_end, version_description
 from hydroseq.training.model_version import keep_complete_model as keep_complete_model
@@ -84,7 +85,11 @@ def finish_run(config: TrainConfig, data: TrainingData, out_dir: Path, device: t
                show_progress: bool = True, log_model: ModelLogger | None = None) -> SplitReport:
     """Inside the active run: score the best checkpoint on the validation split, log it and the model.
 
-    Returns the validation scores of the best checkpoint. The model named ``model`` is logged by
+    Returns the validation scores of the best checkpoint. Its headline figures are logged as metrics
+    (:func:`hydroseq.training.logged_metrics.headline_metrics`), its tables and whole summary as
+    artifacts (``metrics_validation.csv``, ``events_validation.csv``, ``summary_validation.json``,
+    for quantile models ``probabilistic_validation.csv``), with the checkpoint
+    (``checkpoints/best.pt``) and a few hydrographs. The model named ``model`` is logged by
     ``log_model`` (none without it) and registered (:func:`register_model`) unless
     ``tracking.register_model`` is false.
 
@@ -103,11 +108,10 @@ def finish_run(config: TrainConfig, data: TrainingData, out_dir: Path, device: t
     if active is None:
         raise RuntimeError("finish_run needs the run's MLflow run to be active")
     run = active.info
-    store.log_new_metrics(mlflow.get_tracking_uri(), run.run_id, config.tracking,
-                          [{store.STEP_KEY: 0, **report.summary}])
+    headline = headline_metrics(report.summary, "validation", config.data.lead_steps)
+    store.log_new_metrics(mlflow.get_tracking_uri(), run.run_id, config.tracking, [{store.STEP_KEY: 0, **headline}])
     mlflow.log_artifact(str(best_path), tracking.BEST_CHECKPOINT_ARTIFACT)
-    mlflow.log_artifact(str(report.csv_path))
-    mlflow.log_artifact(str(report.events_csv_path))
+    log_report_files(report)
     for plot in report.plot_paths:
         mlflow.log_artifact(str(plot), "hydrographs_validation")
     if log_model is not None:

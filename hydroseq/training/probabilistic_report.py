@@ -20,7 +20,7 @@ from hydroseq.training.predict import SplitPrediction
 
 @dataclass
 class ProbabilisticReport:
-    """Per-station scores (long table: station, lead, metrics), the summary logged to MLflow, files written."""
+    """Per-station scores (long table: station, lead, metrics), their summary over stations, files written."""
 
     scores: pd.DataFrame
     summary: dict[str, float]

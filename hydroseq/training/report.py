@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -11,7 +13,7 @@ import torch
 
 from hydroseq.config import TrainConfig
 from hydroseq.dataset import Scalers, SplitName, StationData
-from hydroseq.fileio import atomic_path
+from hydroseq.fileio import atomic_path, write_text_atomic
 from hydroseq.model import TrainedModel
 from hydroseq.scoring.baselines import doy_climatology, issue_step_persistence
 from hydroseq.scoring.event_verification import pooled_event_scores, score_events
@@ -47,12 +49,15 @@ class SplitReport:
         ``{"<split>_<forecast>_lead<k>_median_nse": ...}``, medians and means over stations of NSE,
         KGE, RMSE and bias, medians of the :data:`~hydroseq.training.scoring.SIGNATURE_COLUMNS`,
         ``<split>_lead<k>_stations_beating_persistence``, and for the model and persistence
-        ``<split>_<forecast>_lead<k>_event_{pod,far,csi}_<level>`` pooled over stations.
+        ``<split>_<forecast>_lead<k>_event_{pod,far,csi}_<level>`` pooled over stations. A few of them
+        are the run's MLflow metrics (:func:`hydroseq.training.logged_metrics.headline_keys`).
     csv_path, plot_paths
         Files written.
     events, events_csv_path
         Event verification (:func:`hydroseq.scoring.event_verification.score_events`) of every forecast at
         the training-period flood thresholds: one row per station, lead, forecast and threshold.
+    summary_path
+        ``summary`` as a JSON object (NaN as null), ``summary_<split>.json``.
     probabilistic
         Quantile models: CRPS, interval coverage and flood-threshold scores (its summary is
         merged into ``summary``, its CSV and PNGs are written beside the others).
@@ -64,6 +69,7 @@ class SplitReport:
     plot_paths: list[Path]
     events: pd.DataFrame
     events_csv_path: Path
+    summary_path: Path
     probabilistic: ProbabilisticReport | None = None
 
 
@@ -149,4 +155,12 @@ def report_split(model: TrainedModel, station_data: StationData, scalers: Scaler
     if prediction.quantiles is not None:
         probabilistic = report_probabilistic(prediction, station_data, config, split, out_dir, thresholds)
         summary.update(probabilistic.summary)
-    return SplitReport(scores, summary, csv_path, plots, events, events_csv_path, probabilistic)
+    summary_path = write_summary(summary, out_dir / f"summary_{split}.json")
+    return SplitReport(scores, summary, csv_path, plots, events, events_csv_path, summary_path, probabilistic)
+
+
+def write_summary(summary: dict[str, float], path: Path) -> Path:
+    """Write every figure of ``summary`` to ``path`` as one JSON object, NaN as null; returns ``path``."""
+    plain = {key: value if math.isfinite(value) else None for key, value in summary.items()}
+    write_text_atomic(path, json.dumps(plain, indent=1) + "\n")
+    return path

@@ -1,8 +1,10 @@
-"""A quantile model through ``train`` and ``evaluate``: CRPS, coverage and threshold scores, logged to MLflow."""
+"""A quantile model through ``train`` and ``evaluate``: CRPS, coverage and threshold scores, logged to MLflow (a few
+as metrics, all in files)."""
 
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +16,8 @@ from hydroseq.cli.training import print_split_report
 from hydroseq.config import TrainConfig
 from hydroseq.training import evaluate, train
 from hydroseq.training.checkpoint import Checkpoint
+from hydroseq.training.logged_metrics import headline_keys
+from hydroseq.training.report import SplitReport
 
 LEVELS = [0.05, 0.25, 0.5, 0.75, 0.95]
 
@@ -46,11 +50,35 @@ def test_evaluating_a_quantile_model_scores_its_distribution(tmp_path: Path, sma
     assert "lead 2 model, median over stations: FHV" in printed.getvalue()
     assert "lead 1 model, flood events over stations (hits/misses/false alarms): q95 " in printed.getvalue()
 
-    run = MlflowClient(config.tracking.tracking_uri).get_run(result.run_id)
-    for key in ("test_lead1_median_crps", "test_lead2_median_coverage90", "test_lead1_bss_2-year",
-                "test_lead1_stations_crpss_climatology_positive"):
-        assert key in run.data.metrics
-    artifacts = {item.path for item in MlflowClient(config.tracking.tracking_uri).list_artifacts(result.run_id,
-                                                                                                  "evaluation")}
+    client = MlflowClient(config.tracking.tracking_uri)
+    artifacts = {item.path for item in client.list_artifacts(result.run_id, "evaluation")}
     assert {"evaluation/probabilistic_test.csv", "evaluation/pit_test_lead1.png",
             "evaluation/reliability_test.png"} <= artifacts
+    _check_logged_metrics_and_tables(client, result.run_id, report, tmp_path / "downloaded")
+
+
+def _check_logged_metrics_and_tables(client: MlflowClient, run_id: str, report: SplitReport, folder: Path) -> None:
+    """The run's metrics: the epochs' and 11 headline figures per split and lead; the rest in its files."""
+    logged = client.get_run(run_id).data.metrics
+    scored = {key for key in logged if key.startswith(("validation_", "test_"))}
+    assert scored == {*headline_keys("validation", [1, 2]), *headline_keys("test", [1, 2])}
+    assert len(scored) == 2 * 2 * 11 and len(logged) <= 60
+    assert {"test_lead2_median_coverage90", "test_lead1_median_crpss_climatology",
+            "validation_persistence_lead2_median_nse", "test_lead1_stations_beating_persistence"} <= scored
+    assert "train_loss" in logged and "val_median_nse" in logged
+    folder.mkdir()
+
+    def downloaded(path: str) -> Path:
+        return Path(client.download_artifacts(run_id, path, str(folder)))
+
+    summary = json.loads(downloaded("evaluation/summary_test.json").read_text())
+    assert set(summary) == set(report.summary)
+    for key in ("test_lead1_median_crps", "test_lead1_bss_2-year", "test_lead1_stations_crpss_climatology_positive",
+                "test_model_hidden7_lead2_median_nse", "test_model_lead1_mean_nse", "test_model_lead1_event_csi_q95"):
+        assert key in summary and key not in logged
+    per_station = pd.read_csv(downloaded("evaluation/metrics_test.csv"), dtype={"station": str})
+    assert len(per_station) == len(report.scores) == 3 * 2 * 8  # stations x leads x forecasts (late gauges too)
+    assert set(per_station["forecast"]) >= {"model", "persistence", "climatology", "model_always_hidden"}
+    assert len(pd.read_csv(downloaded("evaluation/events_test.csv"))) == len(report.events)
+    assert len(pd.read_csv(downloaded("probabilistic_validation.csv"))) == 3 * 2
+    assert "validation_lead1_median_crps" in json.loads(downloaded("summary_validation.json").read_text())

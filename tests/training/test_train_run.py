@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import mlflow
@@ -82,7 +83,7 @@ def test_mlflow_run_holds_params_metrics_artifacts_and_model(straight_run) -> No
         assert [m.step for m in sorted(history, key=lambda m: m.step)] == [0, 1], key
     top = {a.path for a in client.list_artifacts(result.run_id)}
     assert {"config.yaml", "scalers.json", "ingest_report.yaml", "metrics_validation.csv", "events_validation.csv",
-            "checkpoints", "hydrographs_validation"} <= top
+            "summary_validation.json", "checkpoints", "hydrographs_validation"} <= top
     assert [a.path for a in client.list_artifacts(result.run_id, "checkpoints")] == ["checkpoints/best.pt"]
     assert len(client.list_artifacts(result.run_id, "hydrographs_validation")) == 3
     models = client.search_logged_models([run.info.experiment_id], filter_string=f"source_run_id = '{result.run_id}'")
@@ -120,19 +121,21 @@ def test_evaluate_scores_model_and_baselines_and_logs_to_the_run(straight_run) -
     assert logged["test_model_lead0_median_nse"] == pytest.approx(
         scores.query("forecast == 'model'")["nse"].median())
     assert "test_lead0_stations_beating_persistence" in logged
-    # hydrological signatures per station and lead, their medians logged; flood events in their own table
+    # hydrological signatures per station and lead, their medians in the summary; flood events in their own table
     assert {"beta_nse", "fhv", "fms", "flv", "peak_timing", "missed_peaks"} <= set(scores.columns)
     assert row["fhv"] == pytest.approx(metrics.fdc_fhv(q[in_test], q[np.flatnonzero(in_test) - 1]), rel=1e-6)
-    assert logged["test_model_lead0_median_fhv"] == pytest.approx(scores.query("forecast == 'model'")["fhv"].median())
+    summary = json.loads(report.summary_path.read_text())
+    assert summary["test_model_lead0_median_fhv"] == pytest.approx(scores.query("forecast == 'model'")["fhv"].median())
+    assert "test_model_lead0_median_fhv" not in logged and "test_model_lead0_mean_nse" not in logged
     events = pd.read_csv(report.events_csv_path, dtype={"station": str})
     assert list(events.columns[:5]) == ["station", "lead", "forecast", "level", "threshold"]
     assert set(events["forecast"]) == {"model", "persistence", "climatology"} and len(events) == 3 * 3 * 4
     q95 = events.query("level == 'q95'")  # 4 training years: no return-period flow, percentiles only
     assert (q95["hits"] + q95["misses"] == q95["observed_events"]).all() and (q95["observed_events"] > 0).all()
-    assert "test_model_lead0_event_csi_q95" in logged and "test_persistence_lead0_event_pod_q95" in logged
+    assert "test_model_lead0_event_csi_q95" in summary and "test_persistence_lead0_event_pod_q95" in summary
     artifacts = {item.path for item in MlflowClient(config.tracking.tracking_uri).list_artifacts(result.run_id,
                                                                                                   "evaluation")}
-    assert "evaluation/events_test.csv" in artifacts
+    assert {"evaluation/events_test.csv", "evaluation/metrics_test.csv", "evaluation/summary_test.json"} <= artifacts
 
 
 def test_sequence_mode_with_lagged_target_trains_and_evaluates(tmp_path: Path, small_nc: Path, make_config) -> None:
