@@ -121,6 +121,7 @@ def _train_config(config_dir: Path) -> Path:
         "test": {"start": "1987-01-01", "end": "1988-12-31"}}})
     values["model"]["hidden_size"] = 8
     values["training"].update({"epochs": 1, "max_batches_per_epoch": 2, "threads": 1})
+    values["tracking"]["example_issue_time"] = None  # the tiny data end in 1988: the validation period's end
     path = config_dir / "train_tiny.yaml"
     path.write_text(dump_config(TrainConfig.model_validate(values)))
     return path
