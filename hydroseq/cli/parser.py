@@ -12,6 +12,7 @@ from pathlib import Path
 
 from hydroseq import __version__
 from hydroseq.cli.fetch import add_fetch_options
+from hydroseq.cli.registry import add_promote_options
 from hydroseq.errors import ExitCode
 
 Handler = Callable[[argparse.Namespace], int]
@@ -90,7 +91,11 @@ EXAMPLES = {
       --out runs/demo/forecast/hindcast_wy2014.html""",
     "promote": """\
   hydroseq promote --model demo --version 3 --alias champion
-  hydroseq promote --model demo --version 2 --alias champion    # the rollback
+  # judged on one hindcast per version (hydroseq forecast --model models:/demo/N --issue-time A..B)
+  hydroseq promote --model demo --version 4 --hindcast runs/hindcast_v4.nc runs/hindcast_v3.nc
+  hydroseq promote --model demo --version 5 --force    # despite the gate; the move records it
+  hydroseq promote --history demo
+  hydroseq promote --model demo --rollback    # back to the version @champion named before
   hydroseq --json promote --model hydroseq --version 7 --tracking-uri http://mlflow:5000""",
     "config": """\
   hydroseq config --template train > configs/my_train.yaml
@@ -181,6 +186,11 @@ def build_parser(command: Callable[[str, str], Handler]) -> argparse.ArgumentPar
                           help="models with a predictive distribution: CSV of flood thresholds (station,level,"
                                "discharge in the target's units); default: 2- and 5-year flows and the 95th and "
                                "99th percentiles of the model's training period")
+    forecast.add_argument("--min-probability", type=_share, default=0.1, metavar="P",
+                          help="models with a predictive distribution, one issue time: the printed table lists the "
+                               "stations whose probability of exceeding a flood threshold is at least P (0 to 1) at "
+                               "some lead, with their names and the thresholds in m3/s (default 0.1); the files "
+                               "and --json keep every station")
     forecast.add_argument("--max-skipped-share", type=_share, default=1.0, metavar="SHARE",
                           help="exit 5 (partial result) when more than this share (0 to 1) of the stations could "
                                "not be forecast (or, with --max-observation-age, were forecast from a stale gauge, "
@@ -213,13 +223,9 @@ def build_parser(command: Callable[[str, str], Handler]) -> argparse.ArgumentPar
                              "sort; write one page per region with --stations)")
     report.add_argument("--out", required=True, type=Path, metavar="PAGE.html", help="the page to write")
 
-    promote = add("promote", "point an alias (@champion) of a registered model at one of its versions", "registry",
-                  "promote_command")
-    promote.add_argument("--model", required=True, metavar="NAME", help="registered model name (tracking."
-                         "registered_model_name of the training config; default: its experiment)")
-    promote.add_argument("--version", required=True, type=_version, help="the version the alias names from now on")
-    promote.add_argument("--alias", default="champion", help="alias name (default: champion)")
-    promote.add_argument("--tracking-uri", default=None, help=TRACKING_URI_HELP)
+    add_promote_options(add("promote", "point an alias (@champion) of a registered model at one of its versions if it "
+                            "is no worse than the version the alias names and than persistence; list or roll back "
+                            "the moves", "registry", "promote_command"), TRACKING_URI_HELP)
 
     config = add("config", "print the JSON schema of a config, or a commented starting YAML", "config",
                  "config_command")
@@ -247,13 +253,6 @@ def _global_options(parser: argparse.ArgumentParser, after_command: bool) -> Non
     group.add_argument("--json", action="store_true", default=default(False),
                        help="print the result as one JSON object on stdout (exit code included); "
                             "the tables go to stderr")
-
-
-def _version(text: str) -> int:
-    """A model version number, 1 or more (an argparse ``type``: a bad value is a usage error)."""
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"expected a version number (1, 2, ...), got {text!r}")
-    return int(text)
 
 
 def _hours(text: str) -> float:

@@ -4,13 +4,15 @@
   by :mod:`.served_input` against the bounds of :mod:`.input_bounds`) and its logging with a training run
   (:mod:`.pyfunc_logging`, with the station table and the flood thresholds, :mod:`.pyfunc_stations` and
   :mod:`.pyfunc_thresholds`). It runs the exported network through the forecast stage.
-* The registry (:mod:`.model_uri`, :mod:`.promote`, :mod:`.stores`).
+* The registry (:mod:`.model_uri`, :mod:`.stores`) and promotion (:mod:`.promote`, through the gate of
+  :mod:`.promotion_gate`, recorded by :mod:`.promotion_trail`).
 
 ``hydroseq train`` registers every finished run's forecaster (an MLflow pyfunc model whose artifact
 ``exported_model/`` is the exported model directory) as a new version of a registered model, with a
 description of what was trained on which data and how it scored. An operator then promotes a version
 by pointing an alias at it (:func:`hydroseq.serving.promote.promote`, ``hydroseq promote --model NAME
---version N --alias champion``), and the forecast reads whichever version the alias names
+--version N --alias champion``: refused when the version scores worse than the one the alias names or than
+persistence), and the forecast reads whichever version the alias names
 (:func:`hydroseq.serving.model_uri.registered_model`, ``hydroseq forecast --model models:/NAME@champion``;
 ``models:/NAME/N`` names a version). The store is ``--tracking-uri`` > ``MLFLOW_TRACKING_URI`` >
 ``sqlite:///mlruns.db`` under ``HYDROSEQ_HOME`` (:mod:`hydroseq.config.stores`).

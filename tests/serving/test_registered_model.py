@@ -63,10 +63,17 @@ def test_the_version_is_described_and_the_run_named(trained: TrainedRun, store: 
 
 def test_promote_then_forecast_by_alias_equals_the_exported_folder(store: str, exported: Path, ingested: Path,
                                                                    tmp_path: Path, capsys) -> None:
-    assert main(["--json", "-q", "promote", "--model", "hydroseq", "--version", "1", "--tracking-uri", store]) == 0
+    # the gate reads the run's logged validation figures; the 1-epoch model may be worse than persistence
+    promoting = ["--json", "-q", "promote", "--model", "hydroseq", "--version", "1", "--tracking-uri", store]
+    assert main([*promoting, "--force"]) == 0
     promoted = _json(capsys)
     assert promoted["uri"] == "models:/hydroseq@champion" and promoted["version"] == "1"
     assert promoted["previous_version"] is None and "Trained on" in promoted["description"]
+    metrics = MlflowClient(store).get_run(promoted["run_id"]).data.metrics
+    (lead0,) = promoted["figures"]
+    assert (lead0["candidate"], lead0["persistence"]) == (metrics["validation_model_lead0_median_nse"],
+                                                          metrics["validation_persistence_lead0_median_nse"])
+    assert promoted["forced"] == (lead0["candidate"] < lead0["persistence"])
     assert MlflowClient(store).get_registered_model("hydroseq").aliases == {"champion": 1}
 
     common = ["--data", str(ingested), "--issue-time", ISSUE]
@@ -86,8 +93,8 @@ def test_promote_then_forecast_by_alias_equals_the_exported_folder(store: str, e
             assert folder.attrs.pop("model_name") == exported.name
             xr.testing.assert_identical(registered, folder)
 
-    assert main(["--json", "-q", "promote", "--model", "hydroseq", "--version", "1", "--tracking-uri", store]) == 0
-    assert _json(capsys)["previous_version"] == "1"  # promoting again changes nothing
+    assert main(promoting) == 0
+    assert _json(capsys)["previous_version"] == "1"  # promoting again changes nothing, with no gate
 
 
 def test_the_python_api_downloads_into_a_folder_it_removes(store: str) -> None:

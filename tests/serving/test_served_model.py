@@ -68,8 +68,8 @@ def served(ingested: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
                              capture_output=True, text=True, timeout=900)
     assert trained.returncode == 0, trained.stderr[-3000:]
     run_id = json.loads(trained.stdout.strip().splitlines()[-1])["run_id"]
-    assert main(["-q", "promote", "--model", MODEL, "--version", "1", "--alias", "champion",
-                 "--tracking-uri", store]) == 0
+    assert main(["-q", "promote", "--model", MODEL, "--version", "1", "--alias", "champion", "--force",
+                 "--tracking-uri", store]) == 0  # a 1-epoch model: maybe worse than persistence
     out = work / "forecast" / f"forecast_{ISSUE_DAY}.nc"
     assert main(["-q", "forecast", "--model", URI, "--tracking-uri", store, "--data", str(ingested),
                  "--issue-time", ISSUE_DAY, "--out", str(out)]) == 0
