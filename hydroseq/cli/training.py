@@ -80,13 +80,15 @@ def global_options(args: argparse.Namespace) -> tuple[str, ...]:
 
 
 def train_summary(result: TrainResult) -> dict[str, Any]:
-    """The ``--json`` summary: the run, its best epoch and validation median NSE (the ensemble's members),
+    """The ``--json`` summary: the run, its best epoch and validation median NSE (the ensemble's members; with
+    ``--init-from`` the base model's before fine-tuning, ``base_val_median_nse``),
     the epochs a resumed run continued from (None: trained from the start), the validation summary
     metrics of the best checkpoint, and where it all is."""
     return {"run_id": result.run_id, "tracking_uri": result.tracking_uri, "output_dir": result.output_dir,
             "best_epoch": result.best_epoch, "best_val_median_nse": result.best_val_median_nse,
             "epochs_completed": result.epochs_completed, "stopped_early_after": result.stopped_early_after,
             "resumed_from_epoch": result.resumed_from_epoch, "members": result.members,
+            "base_val_median_nse": result.base_val_median_nse,
             "validation": result.validation.summary if result.validation else {}}
 
 
@@ -117,6 +119,10 @@ def print_train_result(result: TrainResult, patience: int | None, console: Conso
     if result.validation is None:
         return
     print_split_report(result.validation, "validation (best epoch)", console)
+    if result.base_val_median_nse is not None:
+        console.print(f"--init-from: validation median NSE {result.base_val_median_nse:.3f} of the base model on these "
+                      f"stations before fine-tuning, {result.best_val_median_nse:.3f} fine-tuned (best epoch)",
+                      markup=False, highlight=False)
     if result.members:
         print_ensemble_summary(result, console)
     else:

@@ -92,4 +92,6 @@ def train_ensemble(config: TrainConfig, data_path: str | Path | None, resume: bo
     return TrainResult(parent, uri, out_dir, int(best["best_epoch"]), float(best["best_val_median_nse"]),
                        sum(result.epochs_completed for result in results),
                        [entry for result in results for entry in result.history],
-                       validation=validation, members=finished)
+                       validation=validation, members=finished,
+                       base_val_median_nse=next((result.base_val_median_nse for result in results
+                                                 if result.base_val_median_nse is not None), None))

@@ -119,6 +119,13 @@ def train(config: TrainConfig, data_path: str | Path | None = None, resume: bool
         ckpt.repair_best_checkpoint(out_dir, last)
         log_new_metrics(history)
     first_epoch = last.epoch if last else 0
+    base_nse = None
+    if base is not None and last is None:  # the base model on the new stations, before the first update
+        base_nse = float(validate(model, data, config, device)["val_median_nse"])
+        LOGGER.info(f"--init-from: the base model scores validation median NSE {base_nse:.3f} on these stations "
+                    "before fine-tuning")
+        if ddp.is_main:
+            log_new_metrics([{"epoch": 0, "base_val_median_nse": base_nse}])
     if stopper.should_stop:  # killed after committing the epoch that stopped early: nothing left to train
         first_epoch = cfg.epochs
     with tracking.use_tracking_uri(uri), (mlflow.start_run(run_id=run_id) if ddp.is_main else contextlib.nullcontext()):
@@ -147,7 +154,7 @@ def train(config: TrainConfig, data_path: str | Path | None = None, resume: bool
         validation = finish_run(config, data, out_dir, device, show_progress, log_model) if ddp.is_main else None
     return TrainResult(run_id, uri, out_dir, stopper.best_epoch, stopper.best_nse,
                        int(history[-1]["epoch"]) + 1 if history else 0, history, stopped_early_after, validation,
-                       resumed_from_epoch=last.epoch if last else None)
+                       resumed_from_epoch=last.epoch if last else None, base_val_median_nse=base_nse)
 
 
 def resume_from(out_dir: Path) -> ckpt.Checkpoint | None:

@@ -29,6 +29,10 @@ class TrainResult:
     members
         An ensemble's members (``{member: {"run_id", "best_epoch", "best_val_median_nse"}}``, also
         those finished by an earlier call); empty for a single run.
+    base_val_median_nse
+        With ``training.init_from``: the base model's validation median NSE on this run's stations before
+        the first update (first lead), to read beside ``best_val_median_nse``; None otherwise (and when
+        resuming).
     resumed_from_epoch
         How many epochs ``last.pt`` had committed when ``resume`` continued the run from it; None when
         training started fresh (also under ``resume`` before any epoch was committed) and for an
@@ -46,6 +50,7 @@ class TrainResult:
     validation: SplitReport | None = None
     members: dict[str, dict[str, Any]] = field(default_factory=dict)
     resumed_from_epoch: int | None = None
+    base_val_median_nse: float | None = None
 
 
 EpochCallback = Callable[[dict[str, float]], None]

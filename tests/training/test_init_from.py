@@ -86,3 +86,17 @@ def test_a_folder_without_weights_is_refused(tmp_path: Path, small_nc: Path, mak
     config = _finetune_config(tmp_path, small_nc, make_config, tmp_path / "empty")
     with pytest.raises(InputDataError, match="has no checkpoint.pt"):
         train(config, show_progress=False)
+
+
+def test_the_base_model_is_scored_on_the_new_basins_before_the_first_update(tmp_path: Path, small_nc: Path,
+                                                                            make_config, base_dir: Path) -> None:
+    """With steps of 1e-12 the weights stay the base's: its score before fine-tuning is the first epoch's."""
+    config = _finetune_config(tmp_path, small_nc, make_config, base_dir, learning_rate=1e-12)
+    result = train(config, show_progress=False)
+    assert result.base_val_median_nse is not None
+    assert result.base_val_median_nse == pytest.approx(result.history[0]["val_median_nse"], abs=1e-6)
+    logged = MlflowClient(result.tracking_uri).get_run(result.run_id).data.metrics
+    assert logged["base_val_median_nse"] == pytest.approx(result.base_val_median_nse)
+    scratch = make_config(tmp_path / "scratch", small_nc, epochs=1)
+    scratch.data.stations = NEW_STATIONS
+    assert train(scratch, show_progress=False).base_val_median_nse is None
