@@ -40,7 +40,9 @@ os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 # that is not installed names the extra to install instead of a traceback.
 EXTRA_OF_MODULE = {
     "onnxruntime": "forecast", "scoringrules": "forecast", "bokeh": "forecast", "jinja2": "forecast",
-    "torch": "train", "mlflow": "train", "onnx": "train", "onnxscript": "train", "distributed": "train",
+    "mlflow": "forecast",  # mlflow-skinny: a tracking server's registry; a local store needs sqlalchemy (train)
+    "torch": "train", "sqlalchemy": "train", "alembic": "train", "onnx": "train", "onnxscript": "train",
+    "distributed": "train",
     "filelock": "train", "ecmwf": "fetch", "herbie": "fetch", "requests": "fetch",
 }
 

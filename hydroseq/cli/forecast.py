@@ -11,14 +11,14 @@ from typing import Any
 
 import numpy as np
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
+from hydroseq.cli.forecast_tables import print_distribution_scores, print_exceedance, print_scores, result_issue
 from hydroseq.cli.output import console_for, finish
+from hydroseq.cli.tables import add_column, add_id_column, leads_label
 from hydroseq.errors import ExitCode
 from hydroseq.forecast import ForecastResult, ForecastRun, run_forecast
-from hydroseq.forecast.csv_writer import format_time
-from hydroseq.forecast.hindcast import HindcastScores
-from hydroseq.scoring.probabilistic_scores import ProbabilisticScores
 from hydroseq.serving import is_model_uri
 
 LOGGER = logging.getLogger(__name__)
@@ -58,16 +58,16 @@ def _forecast(args: argparse.Namespace, model_dir: Path, about_model: dict[str, 
                        forecast_source=args.forecast_source, max_observation_age=args.max_observation_age,
                        model_label=model_label)
     summary = {**about_model, **forecast_summary(run)}
-    console = console_for(args, min_width=120)
+    console = console_for(args, width_off_terminal=120)
     print_summary(run.result, run.stations_forecast, run.published.forecast_files if run.published else [], console)
     if run.published is None:
         return finish(args, summary, ExitCode.NOTHING_PRODUCED)
     if run.result.exceedance is not None and len(run.result.issue_times) == 1:
-        print_exceedance(run.result, console)
+        print_exceedance(run.result, console, args.min_probability)
     if run.published.scores is not None:
-        print_scores(run.published.scores, list(run.published.score_files), console)
+        print_scores(run.published.scores, list(run.published.score_files), run.result, console)
     if run.published.distribution_scores is not None:
-        print_distribution_scores(run.published.distribution_scores, run.result.leads, console)
+        print_distribution_scores(run.published.distribution_scores, run.result, console)
     if run.result.late_weather_forecast:
         LOGGER.warning(f"hydroseq forecast: {len(run.result.late_weather_forecast)} stations read an older weather "
                        f"forecast run than the one due ({next(iter(run.result.late_weather_forecast.values()))})")
@@ -117,15 +117,16 @@ def forecast_summary(run: ForecastRun) -> dict[str, Any]:
 
 
 def print_summary(result: ForecastResult, n_forecast: int, outputs: list[Path], console: Console) -> None:
-    """Issue time(s), stations forecast and skipped (with reasons), and the files written."""
-    issue = format_time(result.issue_times[0])
-    if len(result.issue_times) > 1:
-        issue += f" .. {format_time(result.issue_times[-1])} ({len(result.issue_times)} issue times)"
+    """Issue time(s) (the local day and the UTC label), stations forecast and skipped (with reasons), leads in
+    days (hours on a sub-daily grid) and the files written."""
+    issue = result_issue(result)
     table = Table(title=f"hydroseq forecast, issued {issue}", show_header=False)
+    table.add_column(no_wrap=True)
+    add_column(table, "")
     table.add_row("stations forecast", f"{n_forecast} of {len(result.stations)}")
-    table.add_row("leads (grid steps)", ", ".join(str(int(lead)) for lead in result.leads))
+    table.add_row("leads", leads_label(result.leads, result.step))
     for path in outputs:
-        table.add_row("written", str(path))
+        table.add_row("written", escape(str(path)))
     console.print(table)
     late = late_gauges(result)
     for reasons, title in ((result.skipped, "stations not forecast"),
@@ -134,11 +135,11 @@ def print_summary(result: ForecastResult, n_forecast: int, outputs: list[Path], 
                            (late, "stations forecast without their newest observation"),
                            (result.stale, "stations forecast from a stale gauge (--max-observation-age)")):
         if reasons:
-            stations = Table(title=f"{len(reasons)} {title}")
-            stations.add_column("station")
-            stations.add_column("reason")
+            stations = Table(title=f"{len(reasons)} {title}, issued {issue}")
+            add_id_column(stations, "station", reasons)
+            add_column(stations, "reason")
             for station, reason in reasons.items():
-                stations.add_row(station, reason)
+                stations.add_row(escape(station), escape(reason))
             console.print(stations)
     if result.observation_age_hours is not None and len(result.issue_times) == 1:
         console.print(f"observed at the issue step: {n_forecast - len(late)} of {n_forecast} stations forecast")
@@ -194,67 +195,3 @@ def late_gauges(result: ForecastResult) -> dict[str, str]:
         else:
             late[station] = f"newest observation {age:g} h before the issue time"
     return late
-
-
-def print_scores(scores: HindcastScores, paths: list[Path], console: Console) -> None:
-    """Per lead and forecast (model, then the baselines): median and mean NSE over stations.
-
-    The model's row also gives its median KGE and how many stations it beats persistence at.
-    Every station's scores are in ``paths``.
-    """
-    table = Table(title="hindcast NSE over stations")
-    table.add_column("lead", justify="right")
-    table.add_column("forecast", no_wrap=True, min_width=max(len(name) for name in scores.forecasts))
-    for column in ("stations", "NSE median", "NSE mean", "KGE median", "beats persistence"):
-        table.add_column(column, justify="right")
-    for row in scores.summary():
-        for name in scores.forecasts:
-            is_model = name == scores.forecasts[0]
-            beats = row.beats_persistence
-            table.add_row(str(row.lead) if is_model else "", name, str(row.stations) if is_model else "",
-                          f"{row.median_nse[name]:.3f}", f"{row.mean_nse[name]:.3f}",
-                          f"{row.median_kge:.3f}" if is_model else "",
-                          f"{beats[0]} of {beats[1]}" if is_model and beats is not None else "",
-                          end_section=name == scores.forecasts[-1])
-    console.print(table)
-    for path in paths:
-        console.print(f"per station and forecast: {path}", soft_wrap=True)
-
-
-def print_exceedance(result: ForecastResult, console: Console) -> None:
-    """Per station: each flood threshold and the probability of exceeding it at every lead (highest first)."""
-    assert result.thresholds is not None and result.exceedance is not None
-    thresholds = result.thresholds.for_stations(result.stations)
-    leads = ", ".join(str(int(lead)) for lead in result.leads)
-    table = Table(title=f"probability of exceeding the flood thresholds at leads {leads} ({thresholds.source}; "
-                        f"flows in {result.units})")
-    table.add_column("station")
-    for level in thresholds.levels:
-        table.add_column(f"{level}: flow, P", justify="right", no_wrap=True)
-    probability = result.exceedance[0]  # [station, lead, threshold]
-    order = np.argsort(-np.where(np.isfinite(probability), probability, -1.0).max(axis=(1, 2)), kind="stable")
-    for s in order:
-        if not np.isfinite(result.values[0, s]).any():
-            continue
-        cells = [f"{thresholds.values[s, k]:.2f}: " + " ".join(f"{p:.0%}" if np.isfinite(p) else "-"
-                                                               for p in probability[s, :, k])
-                 for k in range(len(thresholds.levels))]
-        table.add_row(result.stations[s], *cells)
-    console.print(table)
-
-
-def print_distribution_scores(scores: list[ProbabilisticScores], leads: np.ndarray, console: Console) -> None:
-    """Per lead: median CRPS skill against climatology and persistence, interval coverage, 2-year Brier skill."""
-    table = Table(title="hindcast of the predictive distribution (median over stations; CRPSS against "
-                        "climatology and persistence)")
-    for column in ("lead", "CRPSS clim", "CRPSS pers", "CRPSS clim > 0", "cover 50 %", "cover 90 %",
-                   "BSS 2-year, pooled"):
-        table.add_column(column, justify="right")
-    for lead, score in zip(leads, scores, strict=True):
-        rows = score.stations
-        table.add_row(str(int(lead)), f"{np.nanmedian(rows['crpss_climatology']):.3f}",
-                      f"{np.nanmedian(rows['crpss_persistence']):.3f}",
-                      f"{int((rows['crpss_climatology'] > 0).sum())} of {len(rows)}",
-                      f"{np.nanmedian(rows['coverage50']):.1%}", f"{np.nanmedian(rows['coverage90']):.1%}",
-                      f"{score.pooled.get('bss_2-year', float('nan')):.3f}")
-    console.print(table)

@@ -8,15 +8,17 @@ import logging
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from hydroseq.cli.output import console_for, finish, plain
+from hydroseq.cli.tables import add_column, add_id_column
 from hydroseq.config import IngestConfig, load_config
 from hydroseq.errors import ExitCode
 from hydroseq.fileio import manifest_path, sha256_path
+from hydroseq.grid import GridSpec
 from hydroseq.ingest import IngestReport, ingest
 from hydroseq.ingest.report import AppendSummary
 from hydroseq.ingested import open_ingested
@@ -35,7 +37,7 @@ def ingest_command(args: argparse.Namespace) -> int:
     config = load_config(args.config, IngestConfig)
     report = ingest(config, args.out, workers=args.workers, scheduler=args.scheduler, append=args.append,
                     show_progress=not args.quiet)
-    print_report(report, console_for(args, width_off_terminal=130))
+    print_report(report, console_for(args, width_off_terminal=130), config.grid.spec)
     if report.appended is not None and len(report.appended.without_data):
         LOGGER.warning(f"hydroseq ingest: {without_data_message(report.appended)}")
     return finish(args, ingest_summary(report), ExitCode.OK)
@@ -86,27 +88,51 @@ def append_summary(appended: AppendSummary | None) -> dict[str, Any] | None:
             "last_time": appended.last_time, "written": appended.written}
 
 
-def print_report(report: IngestReport, console: Console | None = None) -> None:
-    """The per-station summary table, then the dropped stations."""
+def print_report(report: IngestReport, console: Console | None = None, grid: GridSpec | None = None) -> None:
+    """The per-station summary table, then the dropped stations.
+
+    Parameters
+    ----------
+    report
+        What the ingest returned.
+    console
+        Where to print (default: stdout).
+    grid
+        The ingested grid: on a daily one the first and last valid steps print as the grid's local days,
+        otherwise (and without it) as their UTC labels.
+    """
     console = console or Console(width=None if Console().is_terminal else 130)
-    table = Table(title=f"ingested {len(report.stations)} station(s) -> {report.output}")
-    columns = ["station", "first_valid", "last_valid", "coverage_all", "gaps", "longest_gap", "records",
-               "longest_record", "marked_missing"]
-    for column in columns:
-        table.add_column(column, justify="left" if column == "station" else "right")
+    daily = grid is not None and grid.step >= pd.Timedelta(days=1)
+    when = f"local days of {grid.timezone}" if daily and grid is not None else "UTC labels"
+    table = Table(title=f"ingested {len(report.stations)} station(s) -> {escape(str(report.output))} (first and "
+                        f"last valid steps as {when}; gaps and records in {_steps(grid)})",
+                  show_edge=False, pad_edge=False)
+    add_id_column(table, "station", report.stations["station"].astype(str))
+    for header in ("first\nvalid", "last\nvalid"):
+        add_column(table, header)
+    for header in ("coverage", "gaps\n(longest)", "records\n(longest)", "marked\nmissing"):
+        add_column(table, header, "right")
     for row in report.stations.itertuples(index=False):
-        table.add_row(*(_cell(getattr(row, column)) for column in columns))
+        first, last = (_time(value, grid if daily else None) for value in (row.first_valid, row.last_valid))
+        table.add_row(escape(str(row.station)), first, last, f"{row.coverage_all:.3f}",
+                      f"{row.gaps} ({row.longest_gap})" if row.gaps else "0",
+                      f"{row.records} ({row.longest_record})", str(row.marked_missing))
     console.print(table)
     for station_id, reason in report.dropped.items():
-        console.print(f"[yellow]dropped {station_id}[/yellow]: {reason}")
-    console.print(f"report: {report.paths['csv']}, {report.paths['json']}, {report.paths['png']}")
+        console.print(f"[yellow]dropped {escape(station_id)}[/yellow]: {escape(reason)}")
+    console.print(f"report: {report.paths['csv']}, {report.paths['json']}, {report.paths['png']}", soft_wrap=True)
 
 
-def _cell(value: object) -> str:
-    if isinstance(value, pd.Timestamp):
-        return value.strftime("%Y-%m-%d %H:%M")
-    if isinstance(value, float):
-        return "" if np.isnan(value) else f"{value:.3f}"
-    if value is pd.NaT:
+def _steps(grid: GridSpec | None) -> str:
+    """What a length in grid steps is: ``days`` on a daily grid, ``hours`` on an hourly one."""
+    named = {pd.Timedelta(days=1): "days", pd.Timedelta(hours=1): "hours"}
+    return "grid steps" if grid is None else named.get(grid.step, f"grid steps of {grid.frequency}")
+
+
+def _time(value: object, grid: GridSpec | None) -> str:
+    """A first or last valid label: its local day on ``grid``, else the UTC label (empty for NaT)."""
+    if not isinstance(value, pd.Timestamp):  # NaT: never valid
         return ""
-    return str(value)
+    if grid is not None:
+        return f"{grid.local_days(pd.DatetimeIndex([value]))[0]:%Y-%m-%d}"
+    return value.strftime("%Y-%m-%d %H:%M")

@@ -9,6 +9,7 @@ from rich.table import Table
 
 from hydroseq.batching.stats import PERCENTILES, StatsReport, run_stats
 from hydroseq.cli.output import console_for, finish
+from hydroseq.cli.tables import add_column, add_id_column
 from hydroseq.config import TrainConfig, load_config
 from hydroseq.errors import ExitCode
 
@@ -27,10 +28,11 @@ def print_stats(report: StatsReport, config: TrainConfig, console: Console | Non
     """Sample lengths per split, then padding per batching strategy (``config``: the batching it used)."""
     console = console or Console()
     lengths = Table(title=f"Sample lengths ({report.mode} mode) - {report.data_path}\n"
-                          f"fixed N: samples that fixed N-step windows would keep; extra: what variable lengths add")
-    for column in ["split", "count", "mean", *[f"P{p}" for p in PERCENTILES], "max",
-                   f"fixed {config.data.seq_len}", "extra"]:
-        lengths.add_column(column, justify="right")
+                          f"fixed N: samples that fixed N-step windows would keep; extra: what variable lengths add",
+                    show_edge=False, pad_edge=False)
+    add_id_column(lengths, "split", [item.split for item in report.lengths])
+    for column in ["count", "mean", *[f"P{p}" for p in PERCENTILES], "max", f"fixed {config.data.seq_len}", "extra"]:
+        add_column(lengths, column, "right")
     for item in report.lengths:
         extra = f"+{item.extra_samples:,} ({item.extra_samples / max(item.fixed_window_count, 1):+.1%})"
         lengths.add_row(item.split, f"{item.count:,}", f"{item.mean:.1f}",
@@ -39,8 +41,9 @@ def print_stats(report: StatsReport, config: TrainConfig, console: Console | Non
     console.print(lengths)
     padding = Table(title=f"Padding per strategy, train split (batch size {config.batching.batch_size}, "
                           f"token budget {config.batching.token_budget}, bucket width {config.batching.bucket_width})")
-    for column in ["strategy", "batches", "padding", "valid steps/batch", "padded steps/batch"]:
-        padding.add_column(column, justify="right")
+    add_id_column(padding, "strategy", [figures.strategy for figures in report.padding.values()])
+    for column in ["batches", "padding", "valid steps/batch", "padded steps/batch"]:
+        add_column(padding, column, "right")
     for figures in report.padding.values():
         padding.add_row(figures.strategy, f"{figures.batches:,}", f"{figures.padding_ratio:.2%}",
                         f"{figures.valid_steps_per_batch:,.0f}",
