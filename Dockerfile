@@ -7,8 +7,9 @@
 # version the project pins (torch==2.13.0). The install repeats the Makefile's steps: torch first,
 # pinned, then the project with its train extra. pip sees the base image's CUDA build (2.13.0+cuXYZ)
 # as satisfying ==2.13.0 and keeps it.
-# forecast: a slim CPython image with hydroseq[forecast] only (onnxruntime, no torch, no MLflow): the
-# ingest --append, forecast and publish steps of pipelines/daily_forecast.sh from an exported model.
+# forecast: a slim CPython image with hydroseq[forecast] only (onnxruntime and mlflow-skinny, no torch): the
+# ingest --append, forecast and publish steps of pipelines/daily_forecast.sh from an exported model, or from
+# a registered model (HYDROSEQ_MODEL=models:/NAME@champion) on an MLflow tracking server (MLFLOW_TRACKING_URI=http://...).
 # Both have the same layout, user and volumes, so one set of volume claims serves either.
 ARG BASE_IMAGE=pytorch/pytorch:2.13.0-cuda12.8-cudnn9-runtime
 ARG FORECAST_BASE_IMAGE=python:3.11-slim-bookworm

@@ -100,7 +100,9 @@ def test_every_extra_module_is_in_its_extra_and_not_in_the_base() -> None:
     project = _pyproject()
     base = _names(project["dependencies"])
     extras = {name: _names(requirements) for name, requirements in project["optional-dependencies"].items()}
-    distribution = {"distributed": "dask[distributed]", "ecmwf": "ecmwf-opendata", "herbie": "herbie-data"}
+    # import name -> the requirement that brings it (sqlalchemy and alembic: full mlflow's local stores)
+    distribution = {"distributed": "dask[distributed]", "ecmwf": "ecmwf-opendata", "herbie": "herbie-data",
+                    "mlflow": "mlflow-skinny", "sqlalchemy": "mlflow", "alembic": "mlflow"}
     for module, extra in EXTRA_OF_MODULE.items():
         assert distribution.get(module, module) in extras[extra], f"{module}: not in hydroseq[{extra}]"
         assert module not in base, f"{module} is in the base dependencies: every install would carry it"

@@ -17,6 +17,7 @@ import mlflow
 import mlflow.environment_variables
 from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
+from mlflow.tracking.registry import UnsupportedModelRegistryStoreURIException
 
 from hydroseq.config.stores import local_store_path, resolve_tracking_uri
 from hydroseq.config.tracking import TrackingConfig
@@ -41,7 +42,12 @@ def open_registry(tracking_uri: str | None = None) -> tuple[MlflowClient, str]:
     if path is not None and not path.exists():
         raise ConfigError(f"no MLflow store at {uri}: {path.absolute()} does not exist; name the store the model "
                           "was registered in with --tracking-uri, MLFLOW_TRACKING_URI or HYDROSEQ_HOME")
-    client = MlflowClient(uri, registry_uri=os.environ.get("MLFLOW_REGISTRY_URI") or uri)
+    try:
+        client = MlflowClient(uri, registry_uri=os.environ.get("MLFLOW_REGISTRY_URI") or uri)
+    except UnsupportedModelRegistryStoreURIException:
+        raise ConfigError(f"MLflow store {uri}: this install reads a tracking server's registry (http://...) only "
+                          "(the forecast extra holds mlflow-skinny); a local store needs pip install '.[train]' in the "
+                          "hydroseq clone, or point --tracking-uri or MLFLOW_TRACKING_URI at the server") from None
     try:
         client.search_registered_models(max_results=1)
     except Exception as error:
