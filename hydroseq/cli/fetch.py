@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from hydroseq.cli.arg_types import non_negative_number, positive_count
 from hydroseq.cli.output import console_for, finish
 from hydroseq.errors import ConfigError, ExitCode
 
@@ -39,22 +40,22 @@ def add_fetch_options(fetch: argparse.ArgumentParser) -> None:
                        help="forecast fields by ecCodes shortName; only their messages are downloaded (default: tp 2t)")
     fetch.add_argument("--steps", nargs="+", default=["0/90/6"], metavar="RANGE",
                        help="forecast steps in hours: single hours or FIRST/LAST/BY ranges (default 0/90/6)")
-    fetch.add_argument("--members", type=_count, default=None, metavar="N",
+    fetch.add_argument("--members", type=positive_count, default=None, metavar="N",
                        help="gefs: the control and the first N perturbed members (default: all 30)")
-    fetch.add_argument("--latency", type=_amount, default=None, metavar="HOURS",
+    fetch.add_argument("--latency", type=non_negative_number, default=None, metavar="HOURS",
                        help="hours from a run's reference time until it is all published (default: the product's, "
                             "docs/fetch.md)")
     fetch.add_argument("--stations", type=Path, default=None, metavar="FILE",
                        help="nwis: the stations (a station table with a station_id column, or one id a line)")
     fetch.add_argument("--station-prefix", default="", metavar="TEXT",
                        help="nwis: stripped from each station id to give its USGS site number")
-    fetch.add_argument("--days", type=_count, default=1, metavar="N",
+    fetch.add_argument("--days", type=positive_count, default=1, metavar="N",
                        help="nwis: the UTC days to cover, the issue time's last (default 1: its own day)")
     fetch.add_argument("--base-url", default=None, metavar="URL",
                        help="another root with the source's layout (a mirror) instead of the source's own")
-    fetch.add_argument("--attempts", type=_count, default=5, metavar="N",
+    fetch.add_argument("--attempts", type=positive_count, default=5, metavar="N",
                        help="tries of each request before the source counts as unreachable: exit 6 (default 5)")
-    fetch.add_argument("--retry-wait", type=_amount, default=2.0, metavar="SECONDS",
+    fetch.add_argument("--retry-wait", type=non_negative_number, default=2.0, metavar="SECONDS",
                        help="wait before the second try, doubled before each further one, up to 60 s (default 2)")
 
 
@@ -98,21 +99,3 @@ def print_fetch(result: FetchResult, console: Console | None = None) -> None:
     for note in result.notes:
         table.add_row("note", escape(note))
     (console or Console()).print(table)
-
-
-def _count(text: str) -> int:
-    """A whole number, 1 or more (an argparse ``type``: a bad value is a usage error)."""
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number, 1 or more, got {text!r}")
-    return int(text)
-
-
-def _amount(text: str) -> float:
-    """A number, 0 or more (an argparse ``type``: a bad value is a usage error)."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not 0.0 <= value < float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a number, 0 or more, got {text!r}")
-    return value

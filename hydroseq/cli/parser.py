@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from hydroseq import __version__
+from hydroseq.cli.arg_types import hours_value, share_value
 from hydroseq.cli.fetch import add_fetch_options
 from hydroseq.cli.registry import add_promote_options
 from hydroseq.errors import ExitCode
@@ -186,17 +187,17 @@ def build_parser(command: Callable[[str, str], Handler]) -> argparse.ArgumentPar
                           help="models with a predictive distribution: CSV of flood thresholds (station,level,"
                                "discharge in the target's units); default: 2- and 5-year flows and the 95th and "
                                "99th percentiles of the model's training period")
-    forecast.add_argument("--min-probability", type=_share, default=0.1, metavar="P",
+    forecast.add_argument("--min-probability", type=share_value, default=0.1, metavar="P",
                           help="models with a predictive distribution, one issue time: the printed table lists the "
                                "stations whose probability of exceeding a flood threshold is at least P (0 to 1) at "
                                "some lead, with their names and the thresholds in m3/s (default 0.1); the files "
                                "and --json keep every station")
-    forecast.add_argument("--max-skipped-share", type=_share, default=1.0, metavar="SHARE",
+    forecast.add_argument("--max-skipped-share", type=share_value, default=1.0, metavar="SHARE",
                           help="exit 5 (partial result) when more than this share (0 to 1) of the stations could "
                                "not be forecast (or, with --max-observation-age, were forecast from a stale gauge, "
                                "or were forecast without any weather forecast valid at the issue time); "
                                "what was forecast is written all the same (default 1: never)")
-    forecast.add_argument("--max-observation-age", type=_hours, default=None, metavar="HOURS",
+    forecast.add_argument("--max-observation-age", type=hours_value, default=None, metavar="HOURS",
                           help="one issue time: a station whose newest observed discharge is older than HOURS at "
                                "the issue time is forecast and flagged as stale (stale_gauge in the CSV, "
                                "stale_stations in the NetCDF) and counts toward --max-skipped-share "
@@ -253,25 +254,3 @@ def _global_options(parser: argparse.ArgumentParser, after_command: bool) -> Non
     group.add_argument("--json", action="store_true", default=default(False),
                        help="print the result as one JSON object on stdout (exit code included); "
                             "the tables go to stderr")
-
-
-def _hours(text: str) -> float:
-    """A number of hours, 0 or more (an argparse ``type``: a bad value is a usage error)."""
-    try:
-        hours = float(text)
-    except ValueError:
-        hours = float("nan")
-    if not 0.0 <= hours < float("inf"):
-        raise argparse.ArgumentTypeError(f"expected hours (0 or more), got {text!r}")
-    return hours
-
-
-def _share(text: str) -> float:
-    """A share from 0 to 1 (an argparse ``type``: a bad value is a usage error)."""
-    try:
-        share = float(text)
-    except ValueError:
-        share = float("nan")
-    if not 0.0 <= share <= 1.0:
-        raise argparse.ArgumentTypeError(f"expected a share from 0 to 1, got {text!r}")
-    return share

@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from hydroseq.cli.arg_types import version_number
 from hydroseq.cli.output import console_for, finish
 from hydroseq.errors import ConfigError, ExitCode
 
@@ -27,9 +28,10 @@ def add_promote_options(promote: argparse.ArgumentParser, tracking_uri_help: str
     promote.add_argument("--model", metavar="NAME", help="registered model name (tracking.registered_model_name of "
                          "the training config; default: its experiment)")
     move = promote.add_mutually_exclusive_group(required=True)
-    move.add_argument("--version", type=_version, help="the version the alias names from now on, if it passes the "
-                      "gate: its median NSE over stations at least the alias's version's and persistence's at every "
-                      "lead (else exit 3, one line with both figures)")
+    move.add_argument("--version", type=version_number,
+                      help="the version the alias names from now on, if it passes the gate: its median NSE over "
+                           "stations at least the alias's version's and persistence's at every lead (else exit 3, "
+                           "one line with both figures)")
     move.add_argument("--rollback", action="store_true",
                       help="point the alias back at the version it named before its last recorded move")
     move.add_argument("--history", nargs="?", const="", default=None, metavar="NAME",
@@ -44,12 +46,6 @@ def add_promote_options(promote: argparse.ArgumentParser, tracking_uri_help: str
                          help="move the alias even if the gate refuses or has no figures; the move records it")
     promote.add_argument("--tracking-uri", default=None, help=tracking_uri_help)
 
-
-def _version(text: str) -> int:
-    """A model version number, 1 or more (an argparse ``type``: a bad value is a usage error)."""
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"expected a version number (1, 2, ...), got {text!r}")
-    return int(text)
 
 
 def promote_command(args: argparse.Namespace) -> int:
