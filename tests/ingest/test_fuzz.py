@@ -230,7 +230,8 @@ def test_the_command_prints_the_marked_missing_count(tmp_path, data_dir):
     set_value(path, 41, "streamflow", "-2")
     result = _cli(config, tmp_path)
     assert result.returncode == 0, result.stderr
-    assert "marked_missing" in result.stdout
+    row = next(line for line in result.stdout.splitlines() if line.startswith(STATION))
+    assert "marked" in result.stdout and row.split("│")[-1].strip() == "2"  # the last column, "marked missing"
     table = pd.read_csv(tmp_path / "out.report.csv", dtype={"station": str}).set_index("station")
     assert table.loc[STATION, "marked_missing"] == 2 and table.loc[STATION, "marked_missing_streamflow"] == 1
     assert '"marked_missing": 2' in (tmp_path / "out.report.json").read_text()
