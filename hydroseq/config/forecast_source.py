@@ -56,7 +56,7 @@ class ForecastSourceConfig(StrictModel):
     path: str = Field(description="file path or glob (one file per reference time, or one with many)")
     format: Literal["netcdf", "grib2"] = Field(
         "netcdf", description="netcdf: files in cfgrib's NetCDF layout; grib2: GRIB2 run files as ECMWF open data "
-        "and NOAA GFS/GEFS publish them, read with ecCodes through cfgrib (layout grid; each variable's source is "
+        "and NOAA GFS/GEFS publish them, read with ecCodes (layout grid; each variable's source is "
         "the GRIB shortName, e.g. tp, 2t; the control member, dataType cf, is member 0)")
     layout: Literal["station", "grid"] = Field(description="station: (time, step, station); "
                                                "grid: (time, step, latitude, longitude)")

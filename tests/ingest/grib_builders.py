@@ -54,12 +54,26 @@ def rewrite(path: Path, keep: Callable[[Message], bool] = lambda _: True,
 
 
 def as_cfgrib_netcdf(grib: Path, out: Path, parameters: list[str]) -> Path:
-    """The run as cfgrib opens it, written as a NetCDF product (the layout of ``format: netcdf``)."""
-    from hydroseq.ingest.readers.grib import open_grib_run
+    """The run as cfgrib opens it (control and perturbed members put together along ``number``, variables named
+    by their shortName, longitudes in -180..180), written as a NetCDF product (the layout of ``format: netcdf``):
+    an arrangement of the messages independent of hydroseq's own ecCodes reader."""
+    import cfgrib
 
-    with open_grib_run(grib, parameters) as ds:
-        renamed: xr.Dataset = ds.load()
-    renamed.to_netcdf(out)
+    parts = cfgrib.open_datasets(str(grib), backend_kwargs={"indexpath": ""}, decode_times=False,
+                                 decode_timedelta=False)
+    variables = {}
+    for parameter in parameters:
+        arrays = [array for part in parts for array in part.data_vars.values()
+                  if array.attrs.get("GRIB_shortName") == parameter]
+        if len(arrays) > 1:  # control (number a scalar) and perturbed members
+            arrays = [array if "number" in array.dims else array.expand_dims("number") for array in arrays]
+            variables[parameter] = xr.concat(arrays, dim="number").sortby("number")
+        else:
+            variables[parameter] = arrays[0]
+    dataset = xr.Dataset(variables).drop_vars(["surface", "heightAboveGround"], errors="ignore")
+    wrapped = ((dataset["longitude"].values + 180.0) % 360.0) - 180.0
+    dataset = dataset.assign_coords(longitude=("longitude", wrapped, dataset["longitude"].attrs)).sortby("longitude")
+    dataset.load().to_netcdf(out)
     return out
 
 
