@@ -94,10 +94,7 @@ class IngestedFile:
         """
         window = self.dataset.isel(time=slice(start, stop))
         specs = self.metadata.forecast_input_specs
-        rows = list(range(len(self.station_ids)))
-        forecasts, first, last = self._forecasts(start, stop, last_issue)
-        forecast = read_forecast_inputs(forecasts, specs, self.metadata.forecast_horizon, rows, self.path, first, last,
-                                        weather_member)
+        forecast = self.read_forecast(start, stop, last_issue, weather_member)
         dynamic = np.stack([self._series(window, name) for name in self.metadata.dynamic_inputs], axis=-1)
         static = [np.asarray(self.dataset[name].values, dtype=np.float32) for name in self.metadata.static_inputs]
         return StationData(
@@ -108,6 +105,14 @@ class IngestedFile:
             target_name=self.metadata.target, checksum=self.info().dataset_checksum, grid=self.grid,
             forecast=forecast, forecast_names=tuple(item.variable for item in specs),
         )
+
+    def read_forecast(self, start: int, stop: int, last_issue: int | None = None,
+                      weather_member: int | None = None) -> np.ndarray:
+        """The weather-forecast inputs of :meth:`read` alone, ``[station, time, input, lead]`` (for another
+        member of an ensemble weather forecast: the observations are the same)."""
+        forecasts, first, last = self._forecasts(start, stop, last_issue)
+        return read_forecast_inputs(forecasts, self.metadata.forecast_input_specs, self.metadata.forecast_horizon,
+                                    list(range(len(self.station_ids))), self.path, first, last, weather_member)
 
     def read_reference_times(self, start: int, stop: int, last_issue: int | None = None) -> dict[str, np.ndarray]:
         """Per ingested forecast input, the reference time of the product used at each step ``[station, time]``."""

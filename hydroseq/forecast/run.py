@@ -144,14 +144,15 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
             raise ConfigError(f"--forcing-forecast {forcing_forecast}: the data file's weather forecast is an ensemble "
                               f"({n_weather} members); a product file is read at forecast time for a deterministic "
                               "product only")
-        weather = [source.read(plan.start, plan.stop, last_issue=int(plan.ends[-1]),
-                               weather_member=member if n_weather else None) for member in range(max(1, n_weather))]
-        data = weather[0]
+        last_issue = int(plan.ends[-1])
+        data = source.read(plan.start, plan.stop, last_issue, weather_member=0 if n_weather else None)
+        weather = [data] + [replace(data, forecast=source.read_forecast(plan.start, plan.stop, last_issue, member))
+                            for member in range(1, n_weather)]  # the same observations, another member's forecast
         observed_flag = metadata.feature_layout().observed_flag
-        newest = (source.newest_observations(data, plan.start, int(plan.ends[-1]))
+        newest = (source.newest_observations(data, plan.start, last_issue)
                   if observed_flag or max_observation_age is not None else None)
         info = source.info()
-        references = source.read_reference_times(plan.start, plan.stop, last_issue=int(plan.ends[-1]))
+        references = source.read_reference_times(plan.start, plan.stop, last_issue=last_issue)
         schedules = source.forecast_schedules()
         climatology = training_climatology(source) if plan.is_range else None
         levels = tuple(metadata.quantiles) or (ENSEMBLE_LEVELS if n_weather else ())

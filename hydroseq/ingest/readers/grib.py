@@ -54,17 +54,6 @@ class _Field:
     values: np.ndarray  # (lat, lon) float32, NaN where the bitmap masks a point
 
 
-def check_messages(path: Path) -> int:
-    """The number of GRIB messages in ``path``, each read by ecCodes to its end marker.
-
-    Raises
-    ------
-    InputDataError
-        If the file holds no GRIB message, or a message is truncated or corrupt (naming its number).
-    """
-    return sum(1 for _ in _messages(path, set()))
-
-
 def open_grib_run(path: Path, parameters: list[str], member_dim: str = "number") -> xr.Dataset:
     """The ``parameters`` (GRIB ``shortName``) of a run file as a dataset in the NetCDF products' layout.
 
