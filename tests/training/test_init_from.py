@@ -9,6 +9,7 @@ import pytest
 import torch
 from mlflow.tracking import MlflowClient
 
+from hydroseq.config import TrainConfig
 from hydroseq.errors import ConfigError, InputDataError
 from hydroseq.export import export_model
 from hydroseq.training import train
@@ -100,3 +101,33 @@ def test_the_base_model_is_scored_on_the_new_basins_before_the_first_update(tmp_
     scratch = make_config(tmp_path / "scratch", small_nc, epochs=1)
     scratch.data.stations = NEW_STATIONS
     assert train(scratch, show_progress=False).base_val_median_nse is None
+
+
+def test_a_quantile_base_is_finetuned_with_its_quantile_head_and_a_fresh_calibration(tmp_path: Path, small_nc: Path,
+                                                                                      make_config) -> None:
+    """The probabilistic base model's quantile head survives fine-tuning: same levels, the base's head weights as
+    the start, and the spread calibrated again on the new basins' validation period."""
+    def quantile_config(tmp: Path, **training: object) -> TrainConfig:
+        dumped = make_config(tmp, small_nc, epochs=1, **training).model_dump(mode="json")
+        dumped["model"]["quantiles"] = [0.1, 0.5, 0.9]
+        dumped["training"]["loss"] = "quantile"
+        return TrainConfig.model_validate(dumped)
+
+    base_config = quantile_config(tmp_path / "base")
+    base_config.data.stations = BASE_STATIONS
+    base_result = train(base_config, show_progress=False)
+    export_model(base_result.output_dir / BEST_CHECKPOINT, seq_len=60, out_dir=tmp_path / "model", data_path=small_nc)
+    base = Checkpoint.load(tmp_path / "model" / WEIGHTS_FILE)
+
+    tuned_config = quantile_config(tmp_path / "tuned", init_from=str(tmp_path / "model"), learning_rate=1e-12)
+    tuned_config.data.stations = NEW_STATIONS
+    tuned = Checkpoint.load(train(tuned_config, show_progress=False).output_dir / BEST_CHECKPOINT)
+    assert tuned.config.model.quantiles == [0.1, 0.5, 0.9]
+    torch.testing.assert_close(tuned.model_state["head.weight"], base.model_state["head.weight"], atol=1e-9, rtol=0)
+    assert tuned.quantile_scale is not None and base.quantile_scale is not None
+    assert tuned.quantile_scale != base.quantile_scale  # refitted on the new basins' validation period
+
+    without_head = make_config(tmp_path / "point", small_nc, epochs=1, init_from=str(tmp_path / "model"))
+    without_head.data.stations = NEW_STATIONS
+    with pytest.raises(ConfigError, match=r"model\.quantiles: None \(the base has \[0\.1, 0\.5, 0\.9\]\)"):
+        train(without_head, show_progress=False)
