@@ -44,7 +44,7 @@ demo-full: install
 # Lint (ruff), type check (mypy, settings in pyproject.toml), then the tests (CI); test-all adds the
 # cases marked `exhaustive` (more kill points and resumes of behaviours `make test` already checks).
 test: install-test
-	$(PY) -m ruff check hydroseq tests benchmarks pipelines experiments
+	$(PY) -m ruff check hydroseq tests benchmarks pipelines experiments examples
 	$(PY) -m mypy
 	HYDROSEQ_REQUIRE_BROWSER=1 $(PY) -m pytest -n 2 -q -m "not exhaustive"
 
