@@ -1,10 +1,11 @@
 """NeuralHydrology's own metric values on 100 real series: the reference that hydroseq's metrics are tested against.
 
 What it reproduces: ``neuralhydrology.evaluation.metrics`` (release 1.13.0) ``fdc_fhv``, ``fdc_fms``,
-``fdc_flv``, ``mean_peak_timing``, ``missed_peaks``, ``alpha_nse``, ``beta_nse``, ``pearsonr``, ``nse``
-and ``kge``, each with its defaults on a daily series (``resolution="1D"``), computed by NeuralHydrology
-itself on xarray DataArrays with a ``date`` dimension. ``tests/scoring/test_nh_parity.py`` recomputes
-them with :mod:`hydroseq.scoring` and requires the same numbers within 1e-6.
+``fdc_flv``, ``mean_peak_timing``, ``missed_peaks``, ``alpha_nse``, ``beta_nse``, ``pearsonr``, ``nse``,
+``kge`` and ``mean_absolute_percentage_peak_error`` (Peak-MAPE), each with its defaults on a daily series
+(``resolution="1D"``), computed by NeuralHydrology itself on xarray DataArrays with a ``date`` dimension.
+``tests/scoring/test_nh_parity.py`` recomputes them with :mod:`hydroseq.scoring` and requires the same numbers
+within 1e-6.
 
 The series (100 CAMELS-US basins, the local days 2013-10-02 .. 2014-10-01, water year 2014):
 
@@ -27,7 +28,7 @@ Two steps, in two environments (NeuralHydrology is never a dependency of hydrose
     # 2. a venv with neuralhydrology==1.13.0 (``python -m experiments.nh.venv`` makes one; the metrics
     #    module needs only numpy, pandas, scipy, xarray and ruamel.yaml, so ``pip install numpy pandas
     #    scipy xarray ruamel.yaml`` then ``pip install --no-deps neuralhydrology==1.13.0`` is enough:
-    #    without torch the package's ``evaluation/__init__`` is bypassed, see _nh_metrics)
+    #    without torch the package's ``evaluation/__init__`` is bypassed, see nh_evaluation_module)
     NH_VENV/bin/python experiments/nh_metrics_reference.py reference
 
 Step 2 writes ``tests/scoring/data/nh_metrics_reference.csv``: one row per basin, NeuralHydrology's
@@ -66,7 +67,7 @@ SIM_DECIMALS = 4
 # NeuralHydrology's function per reference column, all with their defaults (daily resolution).
 NH_FUNCTIONS = {"fhv": "fdc_fhv", "fms": "fdc_fms", "flv": "fdc_flv", "peak_timing": "mean_peak_timing",
                 "missed_peaks": "missed_peaks", "alpha_nse": "alpha_nse", "beta_nse": "beta_nse",
-                "r": "pearsonr", "nse": "nse", "kge": "kge"}
+                "r": "pearsonr", "nse": "nse", "kge": "kge", "peak_mape": "mean_absolute_percentage_peak_error"}
 
 
 def observed(station: str, dates: pd.Index) -> np.ndarray:
@@ -105,16 +106,16 @@ def make_series(data: Path, work: Path) -> None:
     print(f"wrote {SIM_FIXTURE.relative_to(REPO_ROOT)}: {table.shape[1]} basins x {table.shape[0]} days")
 
 
-def _nh_metrics() -> types.ModuleType:
-    """``neuralhydrology.evaluation.metrics``, also from an install without torch.
+def nh_evaluation_module(name: str = "metrics") -> types.ModuleType:
+    """``neuralhydrology.evaluation.<name>`` (``metrics``, ``signatures``), also from an install without torch.
 
     The package's ``evaluation/__init__.py`` imports the tester (and with it torch); the metrics
-    module itself needs only numpy, pandas, scipy and xarray. Without torch, the ``evaluation``
-    package is registered without running its ``__init__`` and the unmodified metrics module is
-    imported from it.
+    module itself needs only numpy, pandas, scipy and xarray (the signatures also numba). Without
+    torch, the ``evaluation`` package is registered without running its ``__init__`` and the
+    unmodified module is imported from it.
     """
     try:
-        return importlib.import_module("neuralhydrology.evaluation.metrics")
+        return importlib.import_module(f"neuralhydrology.evaluation.{name}")
     except ModuleNotFoundError as error:
         if error.name != "torch":
             raise
@@ -123,12 +124,12 @@ def _nh_metrics() -> types.ModuleType:
     evaluation = types.ModuleType("neuralhydrology.evaluation")
     evaluation.__path__ = [str(package_root / "evaluation")]
     sys.modules["neuralhydrology.evaluation"] = evaluation
-    return importlib.import_module("neuralhydrology.evaluation.metrics")
+    return importlib.import_module(f"neuralhydrology.evaluation.{name}")
 
 
 def make_reference() -> None:
     """Step 2: NeuralHydrology's values for every basin of the simulation fixture."""
-    nh = _nh_metrics()
+    nh = nh_evaluation_module()
     # NeuralHydrology's own code warns (xarray's argmax, a 0/0 on a basin without flow); the values stand as returned
     warnings.simplefilter("ignore", category=FutureWarning)
     warnings.simplefilter("ignore", category=RuntimeWarning)

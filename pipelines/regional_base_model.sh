@@ -3,8 +3,14 @@
 #
 #   CARAVAN_ROOT=/path/to/Caravan bash pipelines/regional_base_model.sh [OUT_MODEL_DIR]
 #
+# and the probabilistic base model, models/caravan-camels-us-daily-probabilistic/, with its config:
+#
+#   CARAVAN_ROOT=/path/to/Caravan CONFIG=configs/train_caravan_regional_probabilistic.yaml \
+#       bash pipelines/regional_base_model.sh models/caravan-camels-us-daily-probabilistic
+#
 # 1. ingest every Caravan CAMELS-US basin but the 31 bundled ones (configs/ingest_caravan_regional.yaml);
-# 2. train configs/train_caravan_regional.yaml on them (about an hour on one CPU core; a GPU is faster);
+# 2. train CONFIG (default configs/train_caravan_regional.yaml) on them (40 min on one CPU core for the
+#    deterministic base, 3 members of about 25 min for the probabilistic one; a GPU is faster);
 # 3. export the best epoch (fixed length 365, the training chunk) to OUT_MODEL_DIR, write SHA256SUMS.
 # The model card (MODEL_CARD.md) is kept by hand: its figures come from docs/results.md.
 set -euo pipefail
@@ -12,7 +18,7 @@ set -euo pipefail
 OUT_MODEL=${1:-models/caravan-camels-us-daily}
 HYDROSEQ=${HYDROSEQ:-.venv/bin/hydroseq}
 PYTHON=${PYTHON:-.venv/bin/python}
-CONFIG=configs/train_caravan_regional.yaml
+CONFIG=${CONFIG:-configs/train_caravan_regional.yaml}
 DATA=runs/regional/caravan_regional.nc
 
 "$HYDROSEQ" ingest --config configs/ingest_caravan_regional.yaml --out "$DATA"

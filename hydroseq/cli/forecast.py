@@ -19,6 +19,7 @@ from hydroseq.cli.output import console_for, finish
 from hydroseq.cli.tables import add_column, add_id_column, leads_label
 from hydroseq.errors import ExitCode
 from hydroseq.forecast import ForecastResult, ForecastRun, run_forecast
+from hydroseq.scoring.return_periods import FrequencyAnalysis
 from hydroseq.serving import is_model_uri
 
 LOGGER = logging.getLogger(__name__)
@@ -33,7 +34,8 @@ def forecast_command(args: argparse.Namespace) -> int:
     all the same), and ``NOTHING_PRODUCED`` when no station could be forecast (nothing written; also
     when the data end before the issue time). A ``--model models:/NAME@ALIAS`` (or ``/VERSION``) is
     the exported model of that registered version
-    (:func:`hydroseq.serving.model_uri.registered_model`); the summary's ``model`` names it.
+    (:func:`hydroseq.serving.model_uri.registered_model`); the summary's ``model`` names it. With
+    ``--pi-run-file`` (a Delft-FEWS General Adapter run) the issue time is the run file's ``time0``.
     """
     if not is_model_uri(args.model):
         if args.tracking_uri:
@@ -52,11 +54,18 @@ def forecast_command(args: argparse.Namespace) -> int:
 
 def _forecast(args: argparse.Namespace, model_dir: Path, about_model: dict[str, Any],
               model_label: dict[str, str] | None = None) -> int:
-    run = run_forecast(model_dir, data_path=args.data, issue_time=args.issue_time, out=args.out,
+    issue_time = args.issue_time
+    if args.pi_run_file is not None:  # lxml: loaded for a Delft-FEWS run only
+        from hydroseq.fileio.pi_run import read_run_file
+
+        issue_time = read_run_file(args.pi_run_file).issue_time
+    run = run_forecast(model_dir, data_path=args.data, issue_time=issue_time, out=args.out,
                        missing_forecast_input=args.missing_forecast_input, thresholds=args.thresholds,
                        show_progress=not args.quiet, forcing_forecast=args.forcing_forecast,
                        forecast_source=args.forecast_source, max_observation_age=args.max_observation_age,
-                       model_label=model_label)
+                       model_label=model_label, rating_curve=args.rating_curve,
+                       threshold_analysis=FrequencyAnalysis(args.threshold_method, args.threshold_distribution),
+                       pi_xml=args.pi_xml)
     summary = {**about_model, **forecast_summary(run)}
     console = console_for(args, width_off_terminal=120)
     print_summary(run.result, run.stations_forecast, run.published.forecast_files if run.published else [], console)

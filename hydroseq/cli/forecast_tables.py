@@ -1,4 +1,4 @@
-"""The tables ``hydroseq forecast`` prints after its summary: the stations likely to exceed a flood threshold
+"""The tables ``hydroseq forecast`` prints after its summary: the stations likely to exceed a threshold
 (one issue time) and a hindcast's scores. Each names the issue time as the local day and the UTC label, and
 its leads in days (hours on a sub-daily grid)."""
 
@@ -17,6 +17,7 @@ from hydroseq.forecast import ForecastResult
 from hydroseq.forecast.hindcast import HindcastScores
 from hydroseq.grid import GridSpec
 from hydroseq.scoring.probabilistic_scores import ProbabilisticScores
+from hydroseq.scoring.thresholds import StationThresholds
 
 MAX_LEAD_COLUMNS = 4  # more leads (hourly ones): the highest probability and its lead instead of one column each
 
@@ -35,10 +36,11 @@ def result_issue(result: ForecastResult) -> str:
 
 
 def print_exceedance(result: ForecastResult, console: Console, min_probability: float = 0.1) -> None:
-    """The stations whose probability of exceeding one of their flood thresholds is at least
-    ``min_probability`` at some lead, likeliest first, with their names; per such threshold its flow
-    (m³/s when the target converts, :mod:`hydroseq.forecast.discharge`) and the probability at each
-    lead (more than four leads: the highest and its lead). Without any, one line:
+    """The stations whose probability of exceeding one of their thresholds is at least
+    ``min_probability`` at some lead, likeliest first, with their names; per such threshold what it is
+    (``2-year daily-mean flow``), its flow (m³/s when the target converts, :mod:`hydroseq.forecast.discharge`),
+    for a derived return-period flow its confidence interval and the water years it was fitted to, and the
+    probability at each lead (more than four leads: the highest and its lead). Without any, one line:
     ``31 stations, none above 10 %``.
     """
     assert result.thresholds is not None and result.exceedance is not None
@@ -51,13 +53,15 @@ def print_exceedance(result: ForecastResult, console: Console, min_probability: 
     share = f"{min_probability * 100:g} %"
     leads = (leads_label(result.leads, result.step) if len(result.leads) <= MAX_LEAD_COLUMNS else
              f"{lead_label(result.leads[0], result.step)} to {lead_label(result.leads[-1], result.step)}")
-    what = f"of exceeding a flood threshold at leads {leads}"
+    what = f"of exceeding a threshold at leads {leads}"
     if not listed:
         count = int(forecast.sum())
         console.print(f"{count} station{'s' if count != 1 else ''}, none above {share}: probability {what}, issued "
                       f"{result_issue(result)}")
         return
-    converted = to_m3s(thresholds.values, result.units, result.step, result.area_km2)
+    converted, lower, upper = (to_m3s(values, result.units, result.step, result.area_km2)
+                               for values in (thresholds.values, thresholds.lower, thresholds.upper))
+    with_interval = bool(np.isfinite(thresholds.lower[listed]).any())
     names = result.station_names if result.station_names and any(result.station_names) else None
     table = Table(title=f"{len(listed)} of {int(forecast.sum())} stations with a probability of {share} or more "
                         f"{what}, issued {result_issue(result)}", caption=f"thresholds: {thresholds.source}")
@@ -66,6 +70,10 @@ def print_exceedance(result: ForecastResult, console: Console, min_probability: 
         add_column(table, "name")
     add_column(table, "threshold")
     add_column(table, "m³/s" if converted is not None else result.units, "right")
+    if with_interval:
+        add_column(table, f"{thresholds.confidence * 100:g} %\ninterval" if thresholds.confidence else "interval",
+                   "right")
+        add_column(table, "water\nyears", "right")
     many = len(result.leads) > MAX_LEAD_COLUMNS
     for header in (["highest P", "at lead"] if many else [f"P {lead_label(lead, result.step)}"
                                                           for lead in result.leads]):
@@ -74,12 +82,14 @@ def print_exceedance(result: ForecastResult, console: Console, min_probability: 
         levels = np.flatnonzero(above[s])
         for row, k in enumerate(levels):
             flow = _flow(thresholds.values[s, k], None if converted is None else converted[s, k], result.units)
+            fit = ([_interval(thresholds, lower, upper, int(s), int(k), result.units),
+                    str(thresholds.years[s, k] or "")] if with_interval else [])
             chances = probability[s, :, k]
             cells = ([f"{highest[s, k]:.0%}", lead_label(result.leads[int(np.nanargmax(chances))], result.step)]
                      if many else [f"{p:.0%}" if np.isfinite(p) else "-" for p in chances])
             first = [escape(result.stations[s]), *([escape(names[s] or "")] if names is not None else [])]
-            table.add_row(*(first if row == 0 else [""] * len(first)), escape(thresholds.levels[k]), flow, *cells,
-                          end_section=row == len(levels) - 1)
+            table.add_row(*(first if row == 0 else [""] * len(first)), escape(thresholds.labels[k]), flow, *fit,
+                          *cells, end_section=row == len(levels) - 1)
     console.print(table)
 
 
@@ -91,16 +101,28 @@ def _flow(value: float, m3s: float | None, units: str) -> str:
     return f"{value:.3g} {units}" if m3s is not None else f"{value:.3g}"
 
 
+def _interval(thresholds: StationThresholds, lower_m3s: np.ndarray | None, upper_m3s: np.ndarray | None, s: int,
+              k: int, units: str) -> str:
+    """``13.3-17.0``: the interval of threshold ``k`` of station ``s`` as :func:`_flow` writes the threshold;
+    empty without one."""
+    low, high = float(thresholds.lower[s, k]), float(thresholds.upper[s, k])
+    if not (np.isfinite(low) and np.isfinite(high)):
+        return ""
+    bounds = [_flow(value, None if m3s is None else float(m3s[s, k]), units)
+              for value, m3s in ((low, lower_m3s), (high, upper_m3s))]
+    return f"{bounds[0].removesuffix(f' {units}')}-{bounds[1]}"
+
+
 def print_scores(scores: HindcastScores, paths: list[Path], result: ForecastResult, console: Console) -> None:
     """Per lead and forecast (model, then the baselines): median and mean NSE over stations.
 
-    The model's row also gives its median KGE and how many stations it beats persistence at.
+    The model's row also gives its median KGE and Peak-MAPE and how many stations it beats persistence at.
     Every station's scores are in ``paths``.
     """
     table = Table(title=f"hindcast NSE over stations, issued {result_issue(result)}")
     add_column(table, "lead", "right")
     table.add_column("forecast", no_wrap=True, min_width=max(len(name) for name in scores.forecasts))
-    for column in ("stations", "NSE\nmedian", "NSE\nmean", "KGE\nmedian", "beats\npersistence"):
+    for column in ("stations", "NSE\nmedian", "NSE\nmean", "KGE\nmedian", "Peak-MAPE\nmedian", "beats\npersistence"):
         add_column(table, column, "right")
     for row in scores.summary():
         for name in scores.forecasts:
@@ -110,6 +132,7 @@ def print_scores(scores: HindcastScores, paths: list[Path], result: ForecastResu
                           str(row.stations) if is_model else "",
                           f"{row.median_nse[name]:.3f}", f"{row.mean_nse[name]:.3f}",
                           f"{row.median_kge:.3f}" if is_model else "",
+                          f"{row.median_peak_mape:.1f} %" if is_model else "",
                           f"{beats[0]} of {beats[1]}" if is_model and beats is not None else "",
                           end_section=name == scores.forecasts[-1])
     console.print(table)
@@ -118,11 +141,12 @@ def print_scores(scores: HindcastScores, paths: list[Path], result: ForecastResu
 
 
 def print_distribution_scores(scores: list[ProbabilisticScores], result: ForecastResult, console: Console) -> None:
-    """Per lead: median CRPS skill against climatology and persistence, interval coverage, 2-year Brier skill."""
+    """Per lead: median CRPS skill against climatology and persistence, interval coverage, Brier skill of the
+    2-year daily-mean flow."""
     table = Table(title="hindcast of the predictive distribution (median over stations; CRPSS against "
                         f"climatology and persistence), issued {result_issue(result)}")
     for column in ("lead", "CRPSS\nclim", "CRPSS\npers", "CRPSS\nclim > 0", "cover\n50 %", "cover\n90 %",
-                   "BSS 2-year,\npooled"):
+                   "BSS 2-year\nflow, pooled"):
         add_column(table, column, "right")
     for lead, score in zip(result.leads, scores, strict=True):
         rows = score.stations

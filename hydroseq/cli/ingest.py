@@ -16,6 +16,7 @@ from rich.table import Table
 from hydroseq.cli.output import console_for, finish, plain
 from hydroseq.cli.tables import add_column, add_id_column
 from hydroseq.config import IngestConfig, load_config
+from hydroseq.config.ingest import GridConfig
 from hydroseq.errors import ExitCode
 from hydroseq.fileio import manifest_path, sha256_path
 from hydroseq.grid import GridSpec
@@ -32,9 +33,15 @@ def ingest_command(args: argparse.Namespace) -> int:
     With ``--append``, grid steps past the dataset's end without any value (raw files not arrived)
     are not appended, with a warning; when nothing new came in at all the summary's
     ``append.no_new_data`` is true and the dataset is left as it was (still exit status 0: the
-    forecast then says what it can do, see ``docs/forecast.md``).
+    forecast then says what it can do, see ``docs/forecast.md``). With ``--pi-run-file`` (a Delft-FEWS
+    General Adapter run) the grid covers the run's local days instead of the config's ``grid.start..end``.
     """
     config = load_config(args.config, IngestConfig)
+    if args.pi_run_file is not None:  # lxml: loaded for a Delft-FEWS run only
+        from hydroseq.fileio.pi_run import read_run_file
+
+        start, end = read_run_file(args.pi_run_file).local_days(config.grid.spec)
+        config.grid = GridConfig.model_validate({**config.grid.model_dump(), "start": start, "end": end})
     report = ingest(config, args.out, workers=args.workers, scheduler=args.scheduler, append=args.append,
                     show_progress=not args.quiet)
     print_report(report, console_for(args, width_off_terminal=130), config.grid.spec)

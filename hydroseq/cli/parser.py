@@ -52,7 +52,9 @@ EXAMPLES = {
   hydroseq ingest --config configs/ingest_caravan_daily.yaml --out runs/demo/caravan_daily.nc
   hydroseq ingest --config configs/ingest_camels_us.yaml --out runs/camels_us.nc --workers 4
   hydroseq ingest --config configs/ingest_camels_us.yaml --out runs/camels_us.zarr --workers 4
-  hydroseq --log-file ingest.log ingest --config window.yaml --out data/ingested.nc --append""",
+  hydroseq --log-file ingest.log ingest --config window.yaml --out data/ingested.nc --append
+  # inside a Delft-FEWS General Adapter run: the exported PI-XML files over the run's period (docs/fews.md)
+  hydroseq ingest --config fews_ingest.yaml --out work/ingested.nc --pi-run-file run_info.xml""",
     "stats": """\
   hydroseq stats --config configs/train_caravan_per_step.yaml --data runs/demo/caravan_daily.nc
   hydroseq --json stats --config configs/train_caravan_sequence.yaml --out runs/stats_sequence""",
@@ -81,7 +83,10 @@ EXAMPLES = {
   # the version the alias @champion of the registered model "demo" names (hydroseq promote sets it)
   hydroseq forecast --model models:/demo@champion --data runs/demo/caravan_daily.nc --issue-time 2014-09-30
   hydroseq forecast --model models:/demo/3 --tracking-uri http://mlflow:5000 --data data/ingested.nc \\
-      --issue-time 2014-09-30""",
+      --issue-time 2014-09-30
+  # inside a Delft-FEWS General Adapter run: issued at the run's time0, PI-XML for FEWS to import
+  hydroseq forecast --model runs/model --data work/ingested.nc --pi-run-file run_info.xml \\
+      --out output/forecast.nc --pi-xml""",
     "report": """\
   hydroseq report --forecast runs/demo/forecast/forecast_2014-09-30.nc --data runs/demo/caravan_daily.nc \\
       --hindcast runs/demo/forecast/hindcast_wy2014.nc --out runs/demo/forecast/forecast_2014-09-30.html
@@ -129,6 +134,9 @@ def build_parser(command: Callable[[str, str], Handler]) -> argparse.ArgumentPar
     ingest.add_argument("--out", required=True, type=Path, help="output NetCDF file or Zarr store (NAME.zarr)")
     ingest.add_argument("--workers", type=int, default=None, help="start a local dask cluster with N workers")
     ingest.add_argument("--scheduler", default=None, help="address of an existing dask scheduler")
+    ingest.add_argument("--pi-run-file", type=Path, default=None, metavar="FILE",
+                        help="a Delft-FEWS PI run file: the grid covers the local days of its run, from its "
+                             "startDateTime to its time0, instead of the config's grid.start..end (docs/fews.md)")
     ingest.add_argument("--append", action="store_true",
                         help="append newer steps to an existing output (steps past its end without any value, "
                              "their raw files not arrived, are not appended: a warning and append.no_new_data)")
@@ -171,8 +179,15 @@ def build_parser(command: Callable[[str, str], Handler]) -> argparse.ArgumentPar
                           help="exported model directory, or a registered model: models:/NAME@ALIAS "
                                "(models:/demo@champion) or models:/NAME/VERSION, read from the MLflow store")
     forecast.add_argument("--data", required=True, type=Path, help="ingested NetCDF or Zarr store")
-    forecast.add_argument("--issue-time", required=True, metavar="T[..T2]", help=ISSUE_TIME_HELP)
+    issue = forecast.add_mutually_exclusive_group(required=True)
+    issue.add_argument("--issue-time", metavar="T[..T2]", help=ISSUE_TIME_HELP)
+    issue.add_argument("--pi-run-file", type=Path, default=None, metavar="FILE",
+                       help="a Delft-FEWS PI run file (the General Adapter's exportRunFileActivity): the issue time "
+                            "is its time0 (docs/fews.md)")
     forecast.add_argument("--out", type=Path, default=None, help="output NetCDF (CSV written beside it)")
+    forecast.add_argument("--pi-xml", action="store_true",
+                          help="one issue time: also write the forecast as Delft-FEWS PI-XML time series in m3/s, "
+                               "<out stem>.xml, in the same set (docs/fews.md)")
     forecast.add_argument("--missing-forecast-input", choices=("fallback", "fail"), default="fallback",
                           help="models with weather-forecast inputs, a station with no product valid at the issue "
                                "time: forecast it without one (default) or fail the run")
@@ -184,9 +199,20 @@ def build_parser(command: Callable[[str, str], Handler]) -> argparse.ArgumentPar
                           help="with --forcing-forecast, the forecast source (its name in the ingest config) that "
                                "reads the file, when there are several")
     forecast.add_argument("--thresholds", type=Path, default=None,
-                          help="models with a predictive distribution: CSV of flood thresholds (station,level,"
-                               "discharge in the target's units); default: 2- and 5-year flows and the 95th and "
-                               "99th percentiles of the model's training period")
+                          help="models with a predictive distribution: CSV of thresholds (station,level,discharge "
+                               "in the target's units, or station,level,stage with --rating-curve); it replaces "
+                               "the default: 2- and 5-year daily-mean flows fitted to the water-year maxima and "
+                               "the 95th and 99th percentiles of the model's training period")
+    forecast.add_argument("--rating-curve", type=Path, default=None, metavar="FILE",
+                          help="with --thresholds: CSV of station,stage,discharge pairs (discharge in the target's "
+                               "units) that turns the table's stages into discharges (monotone interpolation; a "
+                               "stage outside a station's pairs is refused)")
+    forecast.add_argument("--threshold-method", choices=("lmoments", "mle"), default="lmoments",
+                          help="how the default thresholds' return-period flows are fitted: L-moments, with a 90 %% "
+                               "bootstrap interval (default), or maximum likelihood without one (the earlier method, "
+                               "to reproduce thresholds derived with it)")
+    forecast.add_argument("--threshold-distribution", choices=("gumbel", "gev"), default="gumbel",
+                          help="the distribution fitted to the water-year maxima (default gumbel)")
     forecast.add_argument("--min-probability", type=share_value, default=0.1, metavar="P",
                           help="models with a predictive distribution, one issue time: the printed table lists the "
                                "stations whose probability of exceeding a flood threshold is at least P (0 to 1) at "

@@ -97,7 +97,7 @@ def evaluate_summary(run_id: str, evaluation: Evaluation) -> dict[str, Any]:
     report = evaluation.report
     return {"run_id": run_id, "period": evaluation.period, "data": evaluation.data_path,
             "trained_on_this_data": evaluation.trained_on_this_data, "summary": report.summary,
-            "files": [report.csv_path, *report.plot_paths]}
+            "files": [report.csv_path, report.signatures_csv_path, *report.plot_paths]}
 
 
 def print_epoch(entry: dict[str, float], console: Console) -> None:
@@ -179,6 +179,8 @@ def print_split_report(report: SplitReport, split: str, console: Console | None 
     for lead, group in report.scores.query("forecast == 'model'").groupby("lead", sort=True):
         for line in signature_lines(int(lead), group, report.events.query("forecast == 'model' and lead == @lead")):
             console.print(line)
+        console.print(signature_error_line(int(lead), report.signatures.query("forecast == 'model' and lead == @lead")),
+                      markup=False, highlight=False)
     if report.probabilistic is not None:
         print_probabilistic_report(report.probabilistic.scores, split, console)
 
@@ -188,15 +190,22 @@ def signature_lines(lead: int, scores: pd.DataFrame, events: pd.DataFrame) -> li
 
     Events read ``<level> <hits>/<misses>/<false alarms>`` per threshold level that some station has.
     """
-    median = scores[["fhv", "fms", "flv", "peak_timing", "missed_peaks"]].median()
+    median = scores[["fhv", "fms", "flv", "peak_timing", "missed_peaks", "peak_mape"]].median()
     lines = [f"lead {lead} model, median over stations: FHV {median['fhv']:+.1f} %, FMS {median['fms']:+.1f} %, "
              f"FLV {median['flv']:+.1f} %, peak timing {median['peak_timing']:.2f} steps, "
-             f"missed peaks {median['missed_peaks']:.0%}"]
+             f"missed peaks {median['missed_peaks']:.0%}, Peak-MAPE {median['peak_mape']:.1f} %"]
     counts = events.dropna(subset=["hits"]).groupby("level", sort=False)[["hits", "misses", "false_alarms"]].sum()
     if len(counts):
         lines.append(f"lead {lead} model, flood events over stations (hits/misses/false alarms): " + ", ".join(
             f"{level} {int(row.hits)}/{int(row.misses)}/{int(row.false_alarms)}" for level, row in counts.iterrows()))
     return lines
+
+
+def signature_error_line(lead: int, signatures: pd.DataFrame) -> str:
+    """The model's hydrological signatures: the median over stations of each one's relative error (those defined)."""
+    medians = signatures.groupby("signature", sort=False)["relative_error"].median().dropna()
+    errors = ", ".join(f"{name} {value:+.1f} %" for name, value in medians.items())
+    return f"lead {lead} model, signatures' median error over stations: {errors or 'none defined'}"
 
 
 def print_probabilistic_report(scores: pd.DataFrame, split: str, console: Console) -> None:

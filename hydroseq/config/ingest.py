@@ -23,7 +23,7 @@ from hydroseq.grid import GridSpec, parse_step, parse_timezone
 
 SourceFormat = Literal[
     "csv", "caravan_csv", "caravan_netcdf", "camels_us_streamflow", "camels_us_forcing",
-    "netcdf_station", "netcdf_grid",
+    "netcdf_station", "netcdf_grid", "pi_xml",
 ]
 TimestampConvention = Literal["interval_start", "interval_end", "instantaneous"]
 

@@ -10,10 +10,13 @@ import numpy as np
 import xarray as xr
 
 from hydroseq.config import DataConfig
+from hydroseq.config.units import m3s_per_mm_km2
 from hydroseq.dataset.forecast_inputs import read_forecast_inputs
 from hydroseq.errors import InputDataError
 from hydroseq.grid import GridSpec
 from hydroseq.ingested import open_ingested
+
+PRECIPITATION_INPUT = "total_precipitation_sum"  # what the runoff signatures read as precipitation
 
 
 @dataclass(frozen=True, eq=False)
@@ -75,6 +78,18 @@ class StationData:
     def n_times(self) -> int:
         """Number of grid steps."""
         return len(self.times)
+
+    def runoff_precipitation(self) -> np.ndarray | None:
+        """The precipitation ``[station, time]`` that the runoff ratio and the streamflow elasticity compare the
+        target with; None when there is none in the target's unit.
+
+        It is the dynamic input :data:`PRECIPITATION_INPUT` (Caravan's name, which every bundled ingest config
+        gives it, in mm per step) beside a target that is a depth rate (mm/d, mm/h): both are then taken to be
+        in the same unit, as Caravan's are (mm/d).
+        """
+        if PRECIPITATION_INPUT not in self.dynamic_names or m3s_per_mm_km2(self.target_units, self.grid.step) is None:
+            return None
+        return self.dynamic[..., self.dynamic_names.index(PRECIPITATION_INPUT)]
 
 
 def load_station_data(path: str | Path, data_config: DataConfig) -> StationData:

@@ -3,6 +3,8 @@
 :mod:`.atomic` replaces one file (or folder) whole or not at all; :mod:`.output_set` publishes several files
 together under a manifest (:func:`publish_set`) and lets readers check them (:func:`verify_set`); :mod:`.space`
 tells a write that failed for want of space (:func:`out_of_space`), which both raise as a ``NoSpaceError``.
+:mod:`.pi_xml` reads and writes Delft-FEWS PI-XML time series and :mod:`.pi_run` reads a FEWS run file (imported
+where used: they load lxml).
 """
 
 from hydroseq.fileio.atomic import (

@@ -97,13 +97,14 @@ class IngestedFile:
         forecast = self.read_forecast(start, stop, last_issue, weather_member)
         dynamic = np.stack([self._series(window, name) for name in self.metadata.dynamic_inputs], axis=-1)
         static = [np.asarray(self.dataset[name].values, dtype=np.float32) for name in self.metadata.static_inputs]
+        info = self.info()
         return StationData(
             path=self.path, station_ids=self.station_ids, times=np.asarray(window["time"].values, "datetime64[ns]"),
             dynamic=np.ascontiguousarray(dynamic), target=self.read_target(start, stop),
             static=np.stack(static, axis=1) if static else np.zeros((len(self.station_ids), 0), np.float32),
             dynamic_names=tuple(self.metadata.dynamic_inputs), static_names=tuple(self.metadata.static_inputs),
-            target_name=self.metadata.target, checksum=self.info().dataset_checksum, grid=self.grid,
-            forecast=forecast, forecast_names=tuple(item.variable for item in specs),
+            target_name=self.metadata.target, checksum=info.dataset_checksum, grid=self.grid,
+            target_units=info.target_units, forecast=forecast, forecast_names=tuple(item.variable for item in specs),
         )
 
     def read_forecast(self, start: int, stop: int, last_issue: int | None = None,

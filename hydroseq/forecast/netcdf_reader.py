@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import netCDF4
 import numpy as np
@@ -116,6 +117,16 @@ def _thresholds(nc: netCDF4.Dataset, stations: tuple[str, ...], variable: str,
         return None, None
     levels = tuple(_text_ids(nc, "threshold"))
     source = str(getattr(nc["threshold"], "source", ""))
-    thresholds = StationThresholds(levels, stations, np.asarray(nc["threshold_discharge"][:], np.float64), source)
+    confidence = getattr(nc["threshold"], "confidence_level", None)
+    fit: dict[str, Any] = {"labels": tuple(str(text) for text in nc["threshold_label"][:])
+                           if "threshold_label" in nc.variables else ()}
+    for key, name in (("lower", "threshold_discharge_lower"), ("upper", "threshold_discharge_upper"),
+                      ("years", "threshold_years")):
+        if name in nc.variables:
+            fit[key] = np.asarray(nc[name][:], np.int64 if key == "years" else np.float64)
+    if "threshold_note" in nc.variables:
+        fit["notes"] = tuple(str(text) for text in nc["threshold_note"][:])
+    thresholds = StationThresholds(levels, stations, np.asarray(nc["threshold_discharge"][:], np.float64), source,
+                                   confidence=None if confidence is None else float(confidence), **fit)
     exceedance = field(f"{variable}_exceedance_probability")  # type: ignore[operator]
     return thresholds, exceedance

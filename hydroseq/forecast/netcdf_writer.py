@@ -261,17 +261,34 @@ def _write_members(nc: netCDF4.Dataset, result: ForecastResult, issue_dims: tupl
 
 
 def _write_exceedance(nc: netCDF4.Dataset, result: ForecastResult, issue_dims: tuple[str, ...]) -> None:
-    """Each station's flood thresholds and ``<variable>_exceedance_probability(..., station, lead, threshold)``."""
+    """Each station's thresholds (in words, with a derived fit's interval, water years and notes) and
+    ``<variable>_exceedance_probability(..., station, lead, threshold)``."""
     if result.thresholds is None or result.exceedance is None:
         return
     thresholds = result.thresholds.for_stations(result.stations)
     name = write_text_ids(nc, "threshold", thresholds.levels)
-    name.setncatts({"long_name": "flood threshold level", "source": thresholds.source})
-    discharge = nc.createVariable("threshold_discharge", "f4", ("station", "threshold"), fill_value=np.float32(np.nan))
-    discharge[:] = thresholds.values.astype(np.float32)
-    discharge.setncatts({"long_name": f"{result.variable} of each station's flood threshold", "units": result.units})
-    _write_m3s(nc, result, "threshold_discharge", ("station", "threshold"), thresholds.values,
-               "discharge of each station's flood threshold")
+    name.setncatts({"long_name": "threshold level id", "source": thresholds.source,
+                    **({"confidence_level": thresholds.confidence} if thresholds.confidence is not None else {})})
+    labels = nc.createVariable("threshold_label", str, ("threshold",))
+    labels[:] = np.array(thresholds.labels, dtype=object)
+    labels.setncattr("long_name", "threshold level in words")
+    interval = f"{thresholds.confidence * 100:g} % confidence interval of" if thresholds.confidence else ""
+    bounds = [(f"threshold_discharge_{bound}", values, f"the {bound} bound of the {interval} each station's threshold")
+              for bound, values in (("lower", thresholds.lower), ("upper", thresholds.upper)) if interval]
+    for variable_name, values, what in [("threshold_discharge", thresholds.values, "each station's threshold"),
+                                        *bounds]:
+        discharge = nc.createVariable(variable_name, "f4", ("station", "threshold"), fill_value=np.float32(np.nan))
+        discharge[:] = values.astype(np.float32)
+        discharge.setncatts({"long_name": f"{result.variable} of {what}", "units": result.units})
+        _write_m3s(nc, result, variable_name, ("station", "threshold"), values, f"discharge of {what}")
+    if thresholds.years.any() or any(thresholds.notes):
+        years = nc.createVariable("threshold_years", "i4", ("station", "threshold"))
+        years[:] = thresholds.years.astype(np.int32)
+        years.setncatts({"long_name": "water-year maxima a return-period threshold was fitted to (0: another kind "
+                                      "of threshold)", "units": "1"})
+        notes = nc.createVariable("threshold_note", str, ("station",))
+        notes[:] = np.array(thresholds.notes, dtype=object)
+        notes.setncattr("long_name", "why the station has no return-period threshold (empty: it has)")
     variable = nc.createVariable(f"{result.variable}_exceedance_probability", "f4",
                                  (*issue_dims, "station", "lead", "threshold"), fill_value=np.float32(np.nan))
     values = np.asarray(result.exceedance, dtype=np.float32)

@@ -89,7 +89,7 @@ def plume_figure(result: ForecastResult, observed: np.ndarray, scores: HindcastS
                     value = thresholds.values[station, thresholds.levels.index(level)]
                     if np.isfinite(value):
                         axis.axhline(value * factor, color="tab:red", linestyle=style, linewidth=1,
-                                     label=f"{level} flow")
+                                     label=thresholds.label(level))
             axis.set_title(lead_text(int(result.leads[k]), result.step))
             axis.tick_params(axis="x", labelrotation=30)
         axes[0].legend(loc="upper left", fontsize="small")

@@ -1,8 +1,9 @@
-"""The probabilistic part of a forecast: flood thresholds, exceedance probabilities, hindcast verification.
+"""The probabilistic part of a forecast: thresholds, exceedance probabilities, hindcast verification.
 
-Thresholds come from a user table (``--thresholds FILE``: station, level, discharge) or, by default,
-from the model's training period in the ingested file (2- and 5-year flows from annual maxima,
-flow percentiles 95 and 99; :func:`hydroseq.scoring.thresholds.derived_thresholds`). The same training
+Thresholds come from a user table (``--thresholds FILE``: station, level, discharge or a stage with
+``--rating-curve FILE``) or, by default, from the model's training period in the ingested file (2- and
+5-year daily-mean flows fitted to water-year maxima, flow percentiles 95 and 99:
+:func:`hydroseq.scoring.thresholds.station_thresholds`). The same training
 period gives the climatological distribution a hindcast's CRPS is compared with and the base rate
 of each event (the Brier skill score's reference). Nothing after the training period feeds them.
 """
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hydroseq.errors import InputDataError
+from hydroseq.errors import ConfigError, InputDataError
 from hydroseq.forecast.data_window import IngestedFile
 from hydroseq.forecast.result import ForecastResult
 from hydroseq.grid import GridSpec
@@ -25,7 +26,9 @@ from hydroseq.scoring.probabilistic_scores import (
     score_quantile_forecast,
 )
 from hydroseq.scoring.quantiles import exceedance_probability
-from hydroseq.scoring.thresholds import StationThresholds, derived_thresholds, read_threshold_table
+from hydroseq.scoring.rating_curve import read_rating_curves
+from hydroseq.scoring.return_periods import FrequencyAnalysis
+from hydroseq.scoring.thresholds import StationThresholds, station_thresholds
 
 
 @dataclass(frozen=True)
@@ -38,30 +41,36 @@ class TrainingRecord:
 
 
 def training_record(source: IngestedFile, levels: tuple[float, ...], thresholds_file: str | Path | None,
-                    with_climatology: bool) -> TrainingRecord:
-    """Thresholds (the user's table, else derived), event base rates and the climatological distribution.
+                    with_climatology: bool, rating_curve_file: str | Path | None = None,
+                    analysis: FrequencyAnalysis | None = None) -> TrainingRecord:
+    """Thresholds (the user's table, its stages through ``rating_curve_file``, else derived as ``analysis``
+    says), event base rates and the climatological distribution.
 
     Raises
     ------
     InputDataError
         If the model's metadata do not say its training period, or the file holds none of it.
+    ConfigError
+        If ``rating_curve_file`` is given without ``thresholds_file``.
     """
+    if rating_curve_file is not None and thresholds_file is None:
+        raise ConfigError(f"--rating-curve {rating_curve_file}: a rating curve turns the stages of a --thresholds "
+                          "table into discharges; give the table too")
     period = source.metadata.training_period
     if period is None:
-        raise InputDataError(source.path, "the model's metadata do not say its training period: flood thresholds "
+        raise InputDataError(source.path, "the model's metadata do not say its training period: thresholds "
                                           "and base rates cannot be derived")
     times = source.times
     inside = np.flatnonzero(source.grid.period_mask(times, period))
     if inside.size == 0:
         raise InputDataError(source.path, f"the file holds none of the training period {period.start}..{period.end}, "
-                                          "from which the flood thresholds are derived", where="time")
+                                          "from which the thresholds are derived", where="time")
     target = source.read_target(int(inside[0]), int(inside[-1]) + 1)
     train_times = times[inside[0]:inside[-1] + 1]
-    if thresholds_file is not None:
-        thresholds = read_threshold_table(thresholds_file, list(source.station_ids))
-    else:
-        thresholds = derived_thresholds(target, train_times, list(source.station_ids),
-                                        period_label=f"{period.start}..{period.end}")
+    stations = list(source.station_ids)
+    rating_curves = read_rating_curves(rating_curve_file, stations) if rating_curve_file is not None else None
+    thresholds = station_thresholds(target, train_times, stations, thresholds_file, rating_curves, analysis,
+                                    period_label=f"{period.start}..{period.end}")
     climatology = None
     if with_climatology:
         days = source.grid.day_of_year(train_times)

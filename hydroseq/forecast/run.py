@@ -18,12 +18,14 @@ from hydroseq.forecast.baselines import hindcast_baselines, training_climatology
 from hydroseq.forecast.core import ENSEMBLE_LEVELS, combine_weather_members, forecast_core, weather_attributes
 from hydroseq.forecast.data_window import IngestedFile, StationInfo
 from hydroseq.forecast.freshness import nothing_at_the_issue_step, stale_gauges
+from hydroseq.forecast.hindcast import hindcast_signatures, observed_at_leads
 from hydroseq.forecast.outputs import PublishedForecast, publish_forecast
 from hydroseq.forecast.probabilistic import exceedance, score_hindcast_distribution, training_record
 from hydroseq.forecast.product_use import MissingForecastInput, ProductUse, product_use
 from hydroseq.forecast.result import ForecastResult
 from hydroseq.grid import GridSpec
 from hydroseq.grid.issue_times import locate_issue, parse_issue_times
+from hydroseq.scoring.return_periods import FrequencyAnalysis
 
 DEFAULT_FORECAST_DIR = Path("runs/forecast")
 
@@ -64,7 +66,8 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
                  missing_forecast_input: MissingForecastInput = "fallback",
                  thresholds: str | Path | None = None, forcing_forecast: str | Path | None = None,
                  forecast_source: str | None = None, max_observation_age: float | None = None,
-                 model_label: dict[str, str] | None = None) -> ForecastRun:
+                 model_label: dict[str, str] | None = None, rating_curve: str | Path | None = None,
+                 threshold_analysis: FrequencyAnalysis | None = None, pi_xml: bool = False) -> ForecastRun:
     """Forecast every station of ``data_path`` with the model in ``model_dir``.
 
     For each station the last ``seq_len`` grid steps at or before the issue step are scaled with
@@ -75,12 +78,13 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
     for the inputs.
 
     ``issue_time`` is ``T`` or ``START..END`` (see :mod:`hydroseq.grid.issue_times`); a range is
-    a hindcast, scored against the observations (NSE/KGE per station and lead, ``<out stem>_scores.csv``)
-    beside persistence and the training-period climatology (:mod:`hydroseq.forecast.baselines`).
+    a hindcast, scored against the observations (NSE/KGE/Peak-MAPE per station and lead, ``<out stem>_scores.csv``)
+    beside persistence and the training-period climatology (:mod:`hydroseq.forecast.baselines`), with the
+    hydrological signatures of the observed and forecast flows (``<out stem>_signatures.csv``).
     Writes ``out`` (CF-NetCDF) and the CSV beside it (and a hindcast's scores) as one set under
-    ``<out stem>.manifest.json`` (:func:`hydroseq.forecast.outputs.publish_forecast`): all of them
-    or none; the files are byte-identical when re-run on the same inputs. ``show_progress`` draws
-    a hindcast's progress bar on a terminal.
+    ``<out stem>.manifest.json`` (:func:`hydroseq.forecast.outputs.publish_forecast`; ``pi_xml``, one issue
+    time: also Delft-FEWS PI-XML, ``<out stem>.xml``): all of them or none; the files are byte-identical when
+    re-run on the same inputs. ``show_progress`` draws a hindcast's progress bar on a terminal.
 
     A model with weather-forecast inputs reads, at each issue step, the product the ingested file
     holds for it (the newest one published by then) and records its age per station; where none
@@ -95,10 +99,9 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
     data file without the target variable (forcing and attributes of ungauged basins) makes every
     station ungauged (a hindcast, scored against observations, needs the variable).
 
-    A model with a predictive distribution publishes its quantiles, its members (an ensemble) and
-    the probability of exceeding each station's flood thresholds: those of the ``thresholds``
-    table, else derived from the model's training period (:mod:`hydroseq.forecast.probabilistic`);
-    a hindcast also scores the distribution (CRPS, coverage, Brier, reliability).
+    A model with a predictive distribution publishes its quantiles, its members (an ensemble) and the probability
+    of exceeding each station's thresholds (the ``thresholds`` table's, stages through ``rating_curve``, else derived
+    as ``threshold_analysis`` says: :mod:`hydroseq.forecast.probabilistic`); a hindcast scores the distribution too.
 
     A single issue time after the data file's last step (the newest days not ingested yet) forecasts
     no station: every one is skipped with the reason and nothing is written. ``max_observation_age``
@@ -130,6 +133,8 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
                           "weather-forecast input")
     with IngestedFile(data_path, metadata, forcing_forecast, forecast_source) as source:
         plan = _plan(source, issue_time, metadata.seq_len, max(metadata.leads))
+        if pi_xml and plan.is_range:
+            raise ConfigError("--pi-xml: PI-XML is written for a forecast at one issue time, not a hindcast")
         if max_observation_age is not None and (plan.is_range or max_observation_age < 0):
             raise ConfigError(f"--max-observation-age {max_observation_age:g}: hours (0 or more), for a forecast "
                               "at one issue time, not a hindcast")
@@ -156,7 +161,8 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
         schedules = source.forecast_schedules()
         climatology = training_climatology(source) if plan.is_range else None
         levels = tuple(metadata.quantiles) or (ENSEMBLE_LEVELS if n_weather else ())
-        record = training_record(source, levels, thresholds, plan.is_range) if levels else None
+        record = (training_record(source, levels, thresholds, plan.is_range, rating_curve, threshold_analysis)
+                  if levels else None)
         forcing_attributes = source.forcing.attributes if source.forcing is not None else {}
     layout = metadata.feature_layout()
     _check_feature_order(Path(model_dir) / METADATA_FILE, data, scalers, layout, metadata.feature_names)
@@ -184,13 +190,17 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
     if n_forecast == 0:  # nothing to publish: leave any earlier files alone and let the scheduler act
         return ForecastRun(result, n_forecast, published=None)
     target = Path(out) if out is not None else default_output(result, plan.is_range)
-    observed, baselines, distribution = None, None, None
+    observed, baselines, distribution, signatures = None, None, None, None
     if plan.is_range:
-        observed = _observed(data.target, local_ends, result.leads)
+        observed = observed_at_leads(data.target, local_ends, result.leads)
         baselines = hindcast_baselines(result, data.target, local_ends, climatology, data.grid)
         if record is not None:
             distribution = score_hindcast_distribution(result, observed, baselines["persistence"], record, data.grid)
-    return ForecastRun(result, n_forecast, publish_forecast(result, target, observed, baselines, distribution))
+        rain = data.runoff_precipitation()
+        signatures = hindcast_signatures(result, observed, baselines, data.grid,
+                                         None if rain is None else observed_at_leads(rain, local_ends, result.leads))
+    return ForecastRun(result, n_forecast, publish_forecast(result, target, observed, baselines, distribution,
+                                                            signatures, pi_xml))
 
 
 def _check_feature_order(path: Path, data: StationData, scalers: Scalers, layout: FeatureLayout,
@@ -287,12 +297,3 @@ def default_output(result: ForecastResult, is_range: bool) -> Path:
     if is_range:
         return DEFAULT_FORECAST_DIR / f"hindcast_{stamp(result.issue_times[0])}_{stamp(result.issue_times[-1])}.nc"
     return DEFAULT_FORECAST_DIR / f"forecast_{stamp(result.issue_times[0])}.nc"
-
-
-def _observed(target: np.ndarray, ends: np.ndarray, leads: np.ndarray) -> np.ndarray:
-    """Observed target ``[issue, station, lead]`` at each valid time (NaN beyond the data)."""
-    steps = ends[:, None] + np.asarray(leads)[None, :]
-    inside = steps < target.shape[1]
-    observed = np.where(inside[:, None, :], target[:, np.minimum(steps, target.shape[1] - 1)].transpose(1, 0, 2),
-                        np.nan)
-    return observed.astype(np.float32)

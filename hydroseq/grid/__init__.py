@@ -192,6 +192,18 @@ class GridSpec:
         local = index.tz_convert(self.zone).tz_localize(None)
         return (local - self.boundary_offset - pd.Timedelta(1, "ns")).floor("D")
 
+    def step_starts(self, labels: np.ndarray | pd.DatetimeIndex) -> pd.DatetimeIndex:
+        """The local start of each step (tz-naive) of a regular run of ``labels`` (UTC interval ends).
+
+        Shifted by the day boundary, so that a daily step starts on its local day (what a daily
+        series' ``date`` is: :func:`local_days`); an hour starts at its local clock time minus the
+        boundary. Counted on from the first label in grid steps (no jump at a daylight-saving change).
+        """
+        index = pd.DatetimeIndex(labels[:1]).as_unit("ns")
+        first = index.tz_localize("UTC") if index.tz is None else index.tz_convert("UTC")
+        start = first.tz_convert(self.zone).tz_localize(None)[0] - self.step - self.boundary_offset
+        return pd.DatetimeIndex(start + np.arange(len(labels)) * self.step)
+
     def day_of_year(self, labels: np.ndarray | pd.DatetimeIndex) -> np.ndarray:
         """Day of year (1..366) of the local day each label belongs to."""
         return np.asarray(self.local_days(labels).day_of_year)

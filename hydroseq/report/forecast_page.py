@@ -27,7 +27,7 @@ def forecast_page(result: ForecastResult, axis: TimeAxis, observations: Observat
     discharge = Discharge(result.units, result.step, result.area_km2)
     rows = station_rows(result, discharge, observations)
     probabilistic = result.exceedance is not None
-    levels = result.thresholds.levels if result.thresholds is not None else ()
+    levels = result.thresholds.labels if result.thresholds is not None else ()  # what a person reads
     issue_day = axis.text(issue)
     offset = axis.utc_offset(issue)
     title = f"Streamflow forecast issued {utc_text(issue)}"
@@ -44,7 +44,8 @@ def forecast_page(result: ForecastResult, axis: TimeAxis, observations: Observat
     data: dict[str, Any] = {
         "kind": "forecast", "issueMs": axis.boundary_ms(issue), "stepMs": result.step.total_seconds() * 1000,
         "leadText": [lead_text(int(lead), result.step) for lead in result.leads],
-        "thresholdLevels": list(levels),
+        "thresholdLabels": list(levels),
+        "thresholdConfidence": result.thresholds.confidence if result.thresholds is not None else None,
         "observedT": axis.chart_ms(observations.times[observations.times <= issue]) if observations else [],
         "forecastT": axis.chart_ms(result.valid_times[0]),
         "previousT": axis.chart_ms(previous.valid_times[0]) if previous is not None else [],
@@ -54,12 +55,12 @@ def forecast_page(result: ForecastResult, axis: TimeAxis, observations: Observat
     data["map"] = _map_columns(rows)
     charts = {"map": station_map(), "hydrograph": hydrograph(axis.boundary_ms(issue), f"local time ({offset})")}
     first_lead, last_lead = (data["leadText"][k].removeprefix("lead ") for k in (0, -1))
-    map_title = (f"Highest probability of exceeding a flood threshold, leads {first_lead} to {last_lead}"
+    map_title = (f"Highest probability of exceeding a threshold, leads {first_lead} to {last_lead}"
                  if probabilistic else f"Forecast peak as a depth rate, leads {first_lead} to {last_lead}")
     legend = ([(colour, text) for _, text, colour in RISK_CLASSES] if probabilistic
               else [(colour, text) for text, colour, _ in peak_legend(discharge.depth_unit)])
     return Page(kind="forecast", title=title, map_title=map_title, header=header,
-                headline=f"Flood outlook: {_outlook(rows, probabilistic, discharge.depth_unit)}", notes=notes,
+                headline=f"Outlook: {_outlook(rows, probabilistic, discharge.depth_unit)}", notes=notes,
                 data=data, charts=charts,
                 legend=legend, states=[(marker, text) for marker, text in STATES.values()],
                 columns=_columns(levels, probabilistic, discharge.depth_unit),
@@ -67,7 +68,7 @@ def forecast_page(result: ForecastResult, axis: TimeAxis, observations: Observat
 
 
 def _outlook(rows: list[StationRow], probabilistic: bool, depth_unit: str) -> str:
-    """The page's answer in one line: how many stations may exceed a flood threshold, and the likeliest three of
+    """The page's answer in one line: how many stations may exceed a threshold, and the likeliest three of
     those at 5 % or more (a deterministic model: the three highest peaks as a depth rate)."""
     if probabilistic:
         ranked = sorted((row for row in rows if np.isfinite(row.highest_probability)),
@@ -75,11 +76,11 @@ def _outlook(rows: list[StationRow], probabilistic: bool, depth_unit: str) -> st
         likely = sum(1 for row in ranked if row.highest_probability >= 0.5)
         worth_naming = [row for row in ranked if row.highest_probability >= RISK_CLASSES[-2][0]][:3]
         top = ", ".join(f"{row.name or row.station} {percent(row.highest_probability)}" for row in worth_naming)
-        return (f"{likely} of {len(rows)} stations at 50 % or more of exceeding a flood threshold in the lead window; "
+        return (f"{likely} of {len(rows)} stations at 50 % or more of exceeding a threshold in the lead window; "
                 + (f"likeliest: {top}" if top else f"none at {percent(RISK_CLASSES[-2][0])} or more"))
     ranked = sorted((row for row in rows if np.isfinite(row.peak_depth)), key=lambda row: -row.peak_depth)
     top = ", ".join(f"{row.name or row.station} {row.peak_depth:.3g} {depth_unit}" for row in ranked[:3])
-    return f"no flood probabilities (deterministic model); highest forecast peaks: {top or 'none'}"
+    return f"no threshold probabilities (deterministic model); highest forecast peaks: {top or 'none'}"
 
 
 def _newest_text(rows: list[StationRow], axis: TimeAxis, issue: np.datetime64) -> str:
@@ -104,12 +105,12 @@ def _notes(result: ForecastResult, rows: list[StationRow], observations: Observa
     notes = []
     if result.quantiles is None and result.members is None:
         notes.append("This model is deterministic: each station has one forecast, drawn without uncertainty bands, "
-                     "and no flood-threshold probabilities; the map is coloured by the forecast peak.")
+                     "and no threshold probabilities; the map is coloured by the forecast peak.")
     elif result.quantiles is None:
         notes.append("This ensemble has no quantiles: the hydrograph draws each member.")
     if result.thresholds is not None:
-        notes.append(f"Flood thresholds are daily-mean flows ({result.thresholds.source}); a probability is the "
-                     "model's chance that the flow of a lead exceeds the threshold, the highest over the leads.")
+        notes.append(f"Thresholds: {result.thresholds.source}. A probability is the model's chance that the flow "
+                     "of a lead exceeds the threshold, the highest over the leads.")
     if observations is None:
         notes.append("No data file was given (--data): the hydrographs show the forecast without observations.")
     if previous is not None:

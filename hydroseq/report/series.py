@@ -70,8 +70,9 @@ def station_skill(scores: HindcastScores | None, s: int) -> dict[str, list[float
 
 def forecast_page_series(result: ForecastResult, discharge: Discharge, observations: Observations | None,
                          previous: ForecastResult | None, scores: HindcastScores | None) -> list[dict[str, Any]]:
-    """Per station of the forecast page: its units, observations up to the issue time, forecast, thresholds,
-    the previous forecast (matched by station id) and its hindcast skill."""
+    """Per station of the forecast page: its units, observations up to the issue time, forecast, thresholds
+    (derived ones with their interval and water years, or why there is no return-period flow), the previous
+    forecast (matched by station id) and its hindcast skill."""
     issue = result.issue_times[0]
     previous_row = {station: p for p, station in enumerate(previous.stations)} if previous is not None else {}
     thresholds = result.thresholds.for_stations(result.stations) if result.thresholds is not None else None
@@ -84,6 +85,12 @@ def forecast_page_series(result: ForecastResult, discharge: Discharge, observati
             entry["observed"] = exact(discharge.primary(observations.values[s, shown], s))
         if thresholds is not None:
             entry["thresholds"] = exact(discharge.primary(thresholds.values[s], s))
+            if np.isfinite(thresholds.lower[s]).any():  # derived return-period flows: interval, water years
+                entry["thresholdIntervals"] = [exact(discharge.primary(bound[s], s))
+                                               for bound in (thresholds.lower, thresholds.upper)]
+                entry["thresholdYears"] = thresholds.years[s].tolist()
+            if thresholds.notes[s]:
+                entry["thresholdNote"] = thresholds.notes[s]
         if previous is not None and station in previous_row:
             entry["previous"] = exact(discharge.primary(previous.values[0, previous_row[station]], s))
         entry["skill"] = station_skill(scores, s)

@@ -57,7 +57,7 @@ def verification_page(result: ForecastResult, axis: TimeAxis, observations: Obse
         "kind": "verification", "leads": [int(lead) for lead in result.leads], "leadText": leads,
         "stepMs": result.step.total_seconds() * 1000, "issueT": axis.chart_ms(result.issue_times),
         "observedT": axis.chart_ms(observations.times) if observations is not None else [],
-        "thresholdLevels": list(result.thresholds.levels) if result.thresholds is not None else [],
+        "thresholdLabels": list(result.thresholds.labels) if result.thresholds is not None else [],
         "skill": [_map_colours(result, skill[:, k], model[:, k], persistence[:, k]) for k in range(len(leads))],
         "sortColumn": f"skill_{default}", "stations": hindcast_page_series(result, discharge, observations),
         "map": _map_columns(result, skill[:, default], model[:, default], persistence[:, default]),
@@ -76,10 +76,11 @@ def verification_page(result: ForecastResult, axis: TimeAxis, observations: Obse
         data["pit"] = [pit_counts(values[:, :, k]).tolist() for k in range(len(leads))]
         charts["pit"] = pit_histogram(data["pit"][default])
         if level is not None:
-            data["reliabilityLevel"] = level
+            label = result.thresholds.label(level) if result.thresholds is not None else level
+            data["reliabilityLevel"] = f"the {label}" if label != level else f"the {level} threshold"
             charts["reliability"] = reliability_diagram(_reliability(result, observed, leads, level))
         else:
-            notes.append("The hindcast has no flood thresholds: no reliability diagram.")
+            notes.append("The hindcast has no thresholds: no reliability diagram.")
     elif result.quantiles is not None:
         notes.append("No data file was given (--data): no reliability diagram, PIT histogram or observed flows.")
     elif result.quantiles is None:

@@ -2,9 +2,10 @@
 
 Deterministic scores (:mod:`.metrics`, :mod:`.peak_metrics`), the reference forecasts every model
 must beat (:mod:`.baselines`), quantile and probabilistic scores (:mod:`.quantiles`,
-:mod:`.verification`, :mod:`.probabilistic_scores`), flood thresholds and event verification
-(:mod:`.thresholds`, :mod:`.event_verification`), the reliability and PIT figures
-(:mod:`.verification_plots`) and the one rule for "beats persistence" (:mod:`.skill`).
+:mod:`.verification`, :mod:`.probabilistic_scores`), thresholds (:mod:`.thresholds`: derived
+return-period flows, :mod:`.return_periods`, or the user's table, :mod:`.station_tables`, with stages
+through :mod:`.rating_curve`) and event verification (:mod:`.event_verification`), the reliability and
+PIT figures (:mod:`.verification_plots`) and the one rule for "beats persistence" (:mod:`.skill`).
 ``hydroseq evaluate`` (training stage) and the hindcast (forecast stage) both score through it.
-It imports no stage: numpy, pandas and matplotlib only.
+It imports no stage: numpy, pandas and matplotlib, and scipy where a fit needs it.
 """

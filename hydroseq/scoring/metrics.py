@@ -8,7 +8,8 @@ alpha and r) is NaN rather than an error, so one bad station does not stop an ev
 The flow-duration-curve biases (:func:`fdc_fhv`, :func:`fdc_fms`, :func:`fdc_flv`; Yilmaz et al.
 2008) and the NSE decomposition (:func:`alpha_nse`, :func:`beta_nse`; Gupta et al. 2009) follow
 NeuralHydrology's definitions, percentages included, so that the numbers compare with published
-ones; the peak metrics live in :mod:`hydroseq.scoring.peak_metrics`.
+ones; the peak metrics live in :mod:`hydroseq.scoring.peak_metrics`, the signatures of a single series
+in :mod:`hydroseq.scoring.signatures`.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from hydroseq.scoring.peak_metrics import mean_peak_timing, missed_peaks
+from hydroseq.scoring.peak_metrics import mean_peak_timing, missed_peaks, peak_mape
 
 # What NeuralHydrology puts in place of zero flows before taking logs (and adds to log denominators).
 LOG_FLOOR = 1e-6
@@ -201,7 +202,8 @@ def all_metrics(obs: ArrayLike, sim: ArrayLike, timing_window: int = 3, missed_w
     """Every metric of this module and :mod:`hydroseq.scoring.peak_metrics` for one series.
 
     Keys: nse, kge, r (Pearson), alpha (alpha-NSE, KGE's alpha), beta (KGE's mean ratio),
-    beta_nse, fhv, fms, flv (percent), peak_timing (steps), missed_peaks (fraction), rmse, bias, n.
+    beta_nse, fhv, fms, flv (percent), peak_timing (steps), missed_peaks (fraction), peak_mape (percent),
+    rmse, bias, n.
     The windows are in steps (:func:`hydroseq.scoring.peak_metrics.timing_window` and
     :func:`~hydroseq.scoring.peak_metrics.missed_window` give NeuralHydrology's for a grid step; the
     defaults are those of a daily grid).
@@ -211,5 +213,5 @@ def all_metrics(obs: ArrayLike, sim: ArrayLike, timing_window: int = 3, missed_w
     return {"nse": nse(obs, sim), "kge": k.kge, "r": k.r, "alpha": k.alpha, "beta": k.beta,
             "beta_nse": beta_nse(obs, sim), "fhv": fdc_fhv(obs, sim), "fms": fdc_fms(obs, sim),
             "flv": fdc_flv(obs, sim), "peak_timing": mean_peak_timing(obs, sim, timing_window),
-            "missed_peaks": missed_peaks(obs, sim, missed_window),
+            "missed_peaks": missed_peaks(obs, sim, missed_window), "peak_mape": peak_mape(obs, sim),
             "rmse": rmse(obs, sim), "bias": bias(obs, sim), "n": float(o.size)}

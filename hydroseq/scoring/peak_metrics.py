@@ -1,12 +1,14 @@
-"""Peak metrics of one station's simulated vs observed series: timing error and missed peaks.
+"""Peak metrics of one station's simulated vs observed series: timing error, missed peaks, peak magnitude error.
 
-Both follow NeuralHydrology's definitions (Kratzert et al. 2021, appendix; ``mean_peak_timing`` and
-``missed_peaks`` in ``neuralhydrology.evaluation.metrics``): peaks are found with
+All three follow NeuralHydrology's definitions (Kratzert et al. 2021, appendix; ``mean_peak_timing``,
+``missed_peaks`` and ``mean_absolute_percentage_peak_error`` in ``neuralhydrology.evaluation.metrics``).
+For the first two, peaks are found with
 :func:`scipy.signal.find_peaks` on the steps where observation and simulation are both finite, and
 a peak is skipped when its window reaches past either end of the series or over a missing step
 (the window would otherwise span more time than it says). Windows and errors are in grid steps;
 :func:`timing_window` and :func:`missed_window` give NeuralHydrology's defaults for a grid step
-(3 and 1 steps on a daily grid, 12 and 12 on an hourly one).
+(3 and 1 steps on a daily grid, 12 and 12 on an hourly one). :func:`peak_mape` compares the flows
+at the observed peaks, without a window.
 """
 
 from __future__ import annotations
@@ -105,3 +107,23 @@ def missed_peaks(obs: ArrayLike, sim: ArrayLike, window: int = 1, percentile: fl
     distance_before = np.abs(checked - simulated[np.maximum(after - 1, 0)])
     missed = np.minimum(distance_after, distance_before) > window
     return float(np.count_nonzero(missed)) / observed.size
+
+
+def peak_mape(obs: ArrayLike, sim: ArrayLike) -> float:
+    """Mean absolute percentage error of the simulated flows at the observed peaks (Peak-MAPE), in percent.
+
+    ``100 / P * sum_p |Qs_p - Qo_p| / Qo_p`` over the ``P`` observed peaks of
+    ``find_peaks(obs, distance=100, prominence=std(obs))`` (the peaks :func:`mean_peak_timing`
+    scores, here also those at the ends of the series or next to a gap), on the steps where both
+    series are finite. 0 is perfect; a simulation of ``0.8 * obs`` scores 20, whatever its timing
+    (a peak one step late scores the flow beside the peak). NaN without an observed peak.
+    """
+    o, s, _ = _valid_with_positions(obs, sim)
+    if o.size == 0:
+        return math.nan
+    from scipy import signal  # as in mean_peak_timing
+
+    peaks, _ = signal.find_peaks(o, distance=TIMING_PEAK_DISTANCE, prominence=float(o.std()))
+    if peaks.size == 0:
+        return math.nan
+    return float(np.sum(np.abs((s[peaks] - o[peaks]) / o[peaks])) / peaks.size * 100.0)

@@ -1,170 +1,129 @@
-"""Per-station flood thresholds: read from a table, or derived from a training period's discharge.
+"""Per-station thresholds: the user's table (discharges, or stages through rating curves) or, without one,
+derived from a training period's discharge.
 
-Derived thresholds are return-period flows (a Gumbel or GEV distribution fitted to each station's
-annual maxima, :func:`return_period_flows`) and high percentiles of the discharge. They must come
-from the training period only: thresholds computed on the period a forecast is evaluated on
-would let that period's floods decide what counts as a flood.
+Derived thresholds are return-period flows of the water-year maxima (:mod:`.return_periods`: by default
+Gumbel by L-moments, with a bootstrap confidence interval) and high percentiles of the discharge, all of
+the series as given: daily means on a daily grid, so the levels read "2-year daily-mean flow", not flood
+flows. They must come from the training period only: thresholds computed on the period a forecast is
+evaluated on would let that period's high flows decide what counts as one. A user's table takes precedence
+over them entirely (:func:`station_thresholds`).
 """
 
 from __future__ import annotations
 
-import csv
-import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from hydroseq.errors import InputDataError
+from hydroseq.scoring.rating_curve import RatingCurves
+from hydroseq.scoring.return_periods import FrequencyAnalysis, fit_return_periods
+from hydroseq.scoring.station_tables import known_station, table_number, table_rows
 
-MIN_YEARS = 5  # fewer valid annual maxima than this: no return-period flow
-TABLE_COLUMNS = ("station", "level", "discharge")
-Distribution = Literal["gumbel", "gev"]
+TABLE_COLUMNS = ("station", "level", "discharge")  # or "stage" for "discharge", with rating curves
+_NOT_GIVEN: NDArray[Any] = np.empty((0, 0))  # an interval or years not given: NaN and 0 of the thresholds' shape
 
 
 @dataclass(frozen=True, eq=False)
 class StationThresholds:
-    """Discharge thresholds ``values [station, level]`` (NaN where unknown) and where they come from.
+    """Discharge thresholds ``values [station, level]`` (NaN where unknown), where they come from, and for
+    derived return-period flows their confidence interval and the water years they were fitted to.
 
     Attributes
     ----------
     levels
-        Threshold names, e.g. ``"2-year"``, ``"5-year"``, ``"q95"``.
+        Threshold ids, e.g. ``"2-year"``, ``"5-year"``, ``"q95"``: the names in column and variable names
+        (``p_exceed_2-year``), stable.
     stations
         Station ids, the rows of ``values``.
     values
-        ``[station, level]`` discharge (read-only).
+        ``[station, level]`` discharge (read-only, as are the arrays below).
     source
-        ``"table <file>"`` or ``"training period <first>..<last>, gumbel"``.
+        ``"table <file>"`` or ``"training period <first>..<last>, Gumbel fitted by L-moments ..."``.
+    labels
+        What a person reads for each level: ``"2-year daily-mean flow"``; by default the level id.
+    lower, upper
+        ``[station, level]`` bounds of the ``confidence`` interval; NaN where there is none.
+    years
+        ``[station, level]`` water-year maxima a return-period level was fitted to; 0 for other levels.
+    notes
+        Per station, why it has no return-period flow (``""`` where it has, or where none was derived).
+    confidence
+        The share the interval covers (0.9); None when no level has an interval.
     """
 
     levels: tuple[str, ...]
     stations: tuple[str, ...]
     values: NDArray[np.float64]
     source: str
+    labels: tuple[str, ...] = ()
+    lower: NDArray[np.float64] = field(default_factory=lambda: _NOT_GIVEN)
+    upper: NDArray[np.float64] = field(default_factory=lambda: _NOT_GIVEN)
+    years: NDArray[np.int64] = field(default_factory=lambda: _NOT_GIVEN)
+    notes: tuple[str, ...] = ()
+    confidence: float | None = None
 
     def __post_init__(self) -> None:
-        values = np.array(self.values, dtype=np.float64)
-        if values.shape != (len(self.stations), len(self.levels)):
-            raise ValueError(f"values have shape {values.shape}, expected "
-                             f"({len(self.stations)} stations, {len(self.levels)} levels)")
+        shape = (len(self.stations), len(self.levels))
         for name, ids in (("station", self.stations), ("level", self.levels)):
             if len(set(ids)) != len(ids):
                 raise ValueError(f"{name} names repeat: {sorted({i for i in ids if ids.count(i) > 1})}")
-        values.setflags(write=False)
-        object.__setattr__(self, "values", values)
+        for name, fill in (("values", np.nan), ("lower", np.nan), ("upper", np.nan), ("years", 0)):
+            given = getattr(self, name)
+            array = np.full(shape, fill) if given is _NOT_GIVEN else np.array(given)
+            array = array.astype(np.int64 if name == "years" else np.float64)
+            if array.shape != shape:
+                raise ValueError(f"{name} have shape {array.shape}, expected "
+                                 f"({len(self.stations)} stations, {len(self.levels)} levels)")
+            array.setflags(write=False)
+            object.__setattr__(self, name, array)
+        object.__setattr__(self, "labels", tuple(self.labels) or self.levels)
+        object.__setattr__(self, "notes", tuple(self.notes) or ("",) * len(self.stations))
+        if len(self.labels) != len(self.levels) or len(self.notes) != len(self.stations):
+            raise ValueError(f"{len(self.labels)} labels and {len(self.notes)} notes for {len(self.levels)} levels "
+                             f"and {len(self.stations)} stations")
+
+    def label(self, level: str) -> str:
+        """What a person reads for the level id ``level``."""
+        return self.labels[self.levels.index(level)]
 
     def for_stations(self, station_ids: Sequence[str]) -> StationThresholds:
         """The thresholds of ``station_ids`` in that order; a station not held here gets NaN."""
         row = {station: i for i, station in enumerate(self.stations)}
-        values = np.full((len(station_ids), len(self.levels)), np.nan)
-        for i, station in enumerate(station_ids):
-            if station in row:
-                values[i] = self.values[row[station]]
-        return StationThresholds(self.levels, tuple(station_ids), values, self.source)
+        index = np.array([row.get(station, -1) for station in station_ids], dtype=np.int64)
+        held = (index >= 0)[:, None]
+
+        def take(array: NDArray[np.float64] | NDArray[np.int64], fill: float) -> NDArray[np.float64]:
+            if not self.stations:
+                return np.full((index.size, len(self.levels)), fill)
+            return np.where(held, array[np.maximum(index, 0)], fill)
+
+        return StationThresholds(self.levels, tuple(station_ids), take(self.values, np.nan), self.source,
+                                 self.labels, take(self.lower, np.nan), take(self.upper, np.nan),
+                                 take(self.years, 0).astype(np.int64),
+                                 tuple(self.notes[i] if i >= 0 else "" for i in index), self.confidence)
 
 
-def water_years(times: ArrayLike, water_year_start_month: int = 10) -> NDArray[np.int64]:
-    """The water year of each time: a year starts on the 1st of ``water_year_start_month`` and is
-    named by the calendar year it ends in (with October: 1 Oct 2000 - 30 Sep 2001 is 2001)."""
-    if not 1 <= water_year_start_month <= 12:
-        raise ValueError(f"water_year_start_month must be 1..12, got {water_year_start_month}")
+def mean_flow_name(times: ArrayLike) -> str:
+    """``"daily-mean"`` for a daily series (``"hourly-mean"``, ``"6-hour-mean"``, ...): what one value is."""
     stamps = np.asarray(times, dtype="datetime64[s]")
-    years = stamps.astype("datetime64[Y]").astype(np.int64) + 1970
-    months = stamps.astype("datetime64[M]").astype(np.int64) % 12 + 1
-    if water_year_start_month == 1:
-        return years
-    return years + (months >= water_year_start_month)
-
-
-def annual_maxima(values: ArrayLike, times: ArrayLike, water_year_start_month: int = 10,
-                  min_coverage: float = 0.8) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
-    """Each station's maximum discharge in each water year (:func:`water_years`).
-
-    Parameters
-    ----------
-    values
-        ``[S, T]`` discharge, NaN where missing.
-    times
-        ``[T]`` strictly increasing times of a regular grid.
-    water_year_start_month
-        The month on whose 1st a water year starts.
-    min_coverage
-        The fraction of the year's steps (a full year at the grid's step, so that a year the
-        series only partly covers counts as incomplete) that must be finite for a maximum.
-
-    Returns
-    -------
-    years, maxima
-        ``[Y]`` the water years the times touch, ``[S, Y]`` their maxima (NaN below ``min_coverage``).
-    """
-    flows = np.asarray(values, dtype=np.float64)
-    stamps = np.asarray(times, dtype="datetime64[s]")
-    if flows.ndim != 2 or stamps.shape != (flows.shape[1],):
-        raise ValueError(f"values have shape {flows.shape} and times {stamps.shape}, expected [S, T] and [T]")
-    if stamps.size < 2 or np.any(np.diff(stamps) <= np.timedelta64(0, "s")):
-        raise ValueError("times must hold at least two strictly increasing steps")
-    step = np.median(np.diff(stamps).astype(np.int64))
-    labels = water_years(stamps, water_year_start_month)
-    years, starts = np.unique(labels, return_index=True)
-    first_year = 0 if water_year_start_month == 1 else 1
-    year_starts = np.array([f"{year - first_year + k:04d}-{water_year_start_month:02d}-01" for year in years
-                            for k in (0, 1)], dtype="datetime64[s]").reshape(-1, 2)
-    expected = (year_starts[:, 1] - year_starts[:, 0]).astype(np.int64) / step
-    finite = np.add.reduceat(np.isfinite(flows), starts, axis=1)
-    maxima = np.fmax.reduceat(flows, starts, axis=1)
-    return years, np.where(finite >= min_coverage * expected, maxima, np.nan)
-
-
-def _fitted_flows(maxima: NDArray[np.float64], periods: Sequence[float], distribution: Distribution,
-                  min_years: int) -> NDArray[np.float64]:
-    """The return-period flows of one station's annual maxima (NaN with fewer than ``min_years``)."""
-    valid = maxima[np.isfinite(maxima)]
-    if valid.size < min_years:
-        return np.full(len(periods), np.nan)
-    exceedance = 1.0 / np.asarray(periods, dtype=np.float64)
-    if np.ptp(valid) == 0.0:
-        return np.full(len(periods), valid[0])
-    from scipy import stats  # here, not at the top: 1 s of every forecast's start (which never fits)
-
-    location, scale = stats.gumbel_r.fit(valid)
-    if distribution == "gumbel":
-        return np.asarray(stats.gumbel_r.isf(exceedance, location, scale), dtype=np.float64)
-    # Started from the Gumbel fit (shape 0): scipy's default start can end in a far worse local optimum.
-    parameters = stats.genextreme.fit(valid, 0.0, loc=location, scale=scale)
-    return np.asarray(stats.genextreme.isf(exceedance, *parameters), dtype=np.float64)
-
-
-def return_period_flows(values: ArrayLike, times: ArrayLike, periods: Sequence[float] = (2, 5),
-                        distribution: Distribution = "gumbel", water_year_start_month: int = 10,
-                        min_coverage: float = 0.8, min_years: int = MIN_YEARS) -> NDArray[np.float64]:
-    """``[S, P]``: each station's flow exceeded with probability ``1 / period`` in a year.
-
-    A ``scipy.stats.gumbel_r`` or ``genextreme`` distribution (the latter started from the Gumbel
-    fit) is fitted by maximum likelihood to the station's annual maxima (:func:`annual_maxima`,
-    with ``water_year_start_month`` and ``min_coverage``) and its ``isf(1 / period)`` taken.
-    Stations with fewer than ``min_years`` valid maxima are NaN; maxima all equal give that value.
-
-    Raises
-    ------
-    ValueError
-        If a period is not above 1 year or the distribution is unknown.
-    """
-    if any(not period > 1 for period in periods):
-        raise ValueError(f"return periods must exceed 1 year, got {list(periods)}")
-    if distribution not in ("gumbel", "gev"):
-        raise ValueError(f"distribution must be 'gumbel' or 'gev', got {distribution!r}")
-    _, maxima = annual_maxima(values, times, water_year_start_month, min_coverage)
-    flows = [_fitted_flows(row, periods, distribution, min_years) for row in maxima]
-    return np.array(flows, dtype=np.float64).reshape(maxima.shape[0], len(periods))
+    seconds = int(np.median(np.diff(stamps).astype(np.int64))) if stamps.size > 1 else 86400
+    if seconds == 86400:
+        return "daily-mean"
+    if seconds == 3600:
+        return "hourly-mean"
+    if seconds % 3600 == 0:
+        return f"{seconds // 3600}-hour-mean"
+    return f"{seconds // 60}-minute-mean" if seconds % 60 == 0 else f"{seconds}-second-mean"
 
 
 def derived_thresholds(values: ArrayLike, times: ArrayLike, station_ids: Sequence[str],
                        periods: Sequence[float] = (2, 5), percentiles: Sequence[float] = (95.0, 99.0),
-                       distribution: Distribution = "gumbel", period_label: str = "") -> StationThresholds:
+                       analysis: FrequencyAnalysis | None = None, period_label: str = "") -> StationThresholds:
     """Thresholds from a training period: return-period flows and percentiles of the discharge.
 
     Pass the training period's values only: an evaluation period must not feed its own
@@ -179,90 +138,113 @@ def derived_thresholds(values: ArrayLike, times: ArrayLike, station_ids: Sequenc
     station_ids
         The ``S`` station ids of the rows.
     periods
-        Return periods in years: levels ``"2-year"``, ``"5-year"`` (:func:`return_period_flows`).
+        Return periods in years: levels ``"2-year"``, ``"5-year"`` (:func:`.return_periods.fit_return_periods`),
+        labelled ``"2-year daily-mean flow"``, with their interval, water years and notes.
     percentiles
-        Percentiles of all finite steps: levels ``"q95"``, ``"q99"`` (the flow exceeded 5 % and
-        1 % of the time; NaN for a station without any finite value).
-    distribution
-        ``"gumbel"`` or ``"gev"``.
+        Percentiles of all finite steps: levels ``"q95"``, ``"q99"``, labelled ``"daily-mean flow exceeded 5 %
+        of the time"`` (NaN for a station without any finite value).
+    analysis
+        How the return-period flows are fitted (default: Gumbel by L-moments, 90 % bootstrap interval).
     period_label
         How ``source`` names the period; by default the first and last dates of ``times``.
     """
     flows = np.asarray(values, dtype=np.float64)
     if flows.ndim != 2 or flows.shape[0] != len(station_ids):
         raise ValueError(f"values have shape {flows.shape}, expected [{len(station_ids)} stations, time]")
+    analysis = analysis if analysis is not None else FrequencyAnalysis()
     stamps = np.asarray(times, dtype="datetime64[s]")
-    returns = return_period_flows(flows, stamps, periods, distribution)
+    fit = fit_return_periods(flows, stamps, periods, analysis)
     known = np.isfinite(flows).any(axis=1)
     quantiles = np.full((flows.shape[0], len(percentiles)), np.nan)
     if known.any():
         quantiles[known] = np.nanpercentile(flows[known], list(percentiles), axis=1).T
     label = period_label or "..".join(np.datetime_as_string(stamps[[0, -1]], unit="D"))
+    mean = mean_flow_name(stamps)
     levels = tuple(f"{period:g}-year" for period in periods) + tuple(f"q{p:g}" for p in percentiles)
-    return StationThresholds(levels, tuple(station_ids), np.concatenate([returns, quantiles], axis=1),
-                             f"training period {label}, {distribution}")
+    labels = (tuple(f"{period:g}-year {mean} flow" for period in periods)
+              + tuple(f"{mean} flow exceeded {100.0 - p:g} % of the time" for p in percentiles))
+    beside = np.full(quantiles.shape, np.nan)
+    years = np.concatenate([np.repeat(fit.years[:, None], len(periods), axis=1),
+                            np.zeros(quantiles.shape, dtype=np.int64)], axis=1)
+    return StationThresholds(levels, tuple(station_ids), np.concatenate([fit.flows, quantiles], axis=1),
+                             f"training period {label}, {mean} flows; return periods: {analysis.describe()}",
+                             labels, np.concatenate([fit.lower, beside], axis=1),
+                             np.concatenate([fit.upper, beside], axis=1), years, fit.notes,
+                             analysis.confidence if analysis.has_interval and periods else None)
 
 
-def _discharge(text: str, path: Path, line: int) -> float:
-    """The discharge of one table row, or an :class:`InputDataError` naming the line."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise InputDataError(path, f"discharge {text!r} is not a number", f"line {line}") from None
-    if not math.isfinite(value):
-        raise InputDataError(path, f"discharge {text!r} is not a finite number", f"line {line}")
-    if value < 0.0:
-        raise InputDataError(path, f"discharge {text} is negative", f"line {line}")
-    return value
-
-
-def read_threshold_table(path: str | Path, station_ids: Sequence[str]) -> StationThresholds:
-    """Read thresholds from a CSV with the columns ``station``, ``level``, ``discharge``.
+def read_threshold_table(path: str | Path, station_ids: Sequence[str],
+                         rating_curves: RatingCurves | None = None) -> StationThresholds:
+    """Read thresholds from a CSV with the columns ``station``, ``level`` and ``discharge`` or ``stage``.
 
     Station ids are read as text (leading zeros kept). Each station may list its own levels; the
     result has every level the file names, in the order of first appearance, and NaN where a
-    station lacks one and for the ``station_ids`` the file does not list. Other columns are ignored.
+    station lacks one and for the ``station_ids`` the file does not list. A row gives a discharge (in the
+    target's units) or a stage, which its station's rating curve in ``rating_curves`` turns into a
+    discharge (:mod:`.rating_curve`). Other columns are ignored.
 
     Raises
     ------
     InputDataError
         One line naming the file, the line and the problem: unreadable or empty file, a missing
         column, an empty station or level, a discharge that is not a finite non-negative number,
-        a (station, level) given twice, or a station not among ``station_ids``.
+        a row with both or neither of discharge and stage, a stage without a rating curve for its
+        station or outside its curve, a (station, level) given twice, or a station not among ``station_ids``.
     """
     path = Path(path)
     wanted = {station: i for i, station in enumerate(station_ids)}
     found: dict[tuple[str, str], tuple[float, int]] = {}
-    try:
-        with path.open(newline="", encoding="utf-8-sig") as handle:
-            reader = csv.DictReader(handle)
-            header = [name.strip() for name in reader.fieldnames or []]
-            if not header:
-                raise InputDataError(path, f"is empty, expected the header {','.join(TABLE_COLUMNS)}")
-            missing = [column for column in TABLE_COLUMNS if column not in header]
-            if missing:
-                raise InputDataError(path, f"missing column {', '.join(missing)} (has {', '.join(header)})", "line 1")
-            reader.fieldnames = header
-            for row in reader:
-                line = reader.line_num
-                station, level = (str(row[column] or "").strip() for column in TABLE_COLUMNS[:2])
-                if not station or not level:
-                    raise InputDataError(path, "station and level must not be empty", f"line {line}")
-                discharge = _discharge(str(row["discharge"] or "").strip(), path, line)
-                if station not in wanted:
-                    raise InputDataError(path, f"station {station!r} is not one of the {len(wanted)} stations "
-                                               "of the data", f"line {line}")
-                if (station, level) in found:
-                    raise InputDataError(path, f"station {station} level {level!r} is already given on line "
-                                               f"{found[station, level][1]}", f"line {line}")
-                found[station, level] = (discharge, line)
-    except OSError as error:
-        raise InputDataError(path, f"cannot be read ({error.strerror or type(error).__name__})") from None
-    except (UnicodeDecodeError, csv.Error) as error:
-        raise InputDataError(path, f"is not a readable CSV text file ({error})") from None
+    any_stage = False
+    for line, row in table_rows(path, TABLE_COLUMNS[:2], one_of=("discharge", "stage")):
+        station, level = row["station"], row["level"]
+        if not station or not level:
+            raise InputDataError(path, "station and level must not be empty", f"line {line}")
+        known_station(station, wanted, path, line)
+        discharge_text, stage_text = row.get("discharge", ""), row.get("stage", "")
+        if discharge_text and stage_text:
+            raise InputDataError(path, "give a discharge or a stage, not both", f"line {line}")
+        if stage_text:
+            any_stage = True
+            discharge = _stage_discharge(table_number(stage_text, "stage", path, line, non_negative=False),
+                                         station, level, rating_curves, path, line)
+        else:
+            discharge = table_number(discharge_text, "discharge", path, line)
+        if (station, level) in found:
+            raise InputDataError(path, f"station {station} level {level!r} is already given on line "
+                                       f"{found[station, level][1]}", f"line {line}")
+        found[station, level] = (discharge, line)
     levels = tuple(dict.fromkeys(level for _, level in found))
     column = {level: j for j, level in enumerate(levels)}
     values = np.full((len(station_ids), len(levels)), np.nan)
     for (station, level), (discharge, _) in found.items():
         values[wanted[station], column[level]] = discharge
-    return StationThresholds(levels, tuple(station_ids), values, f"table {path}")
+    rated = f", stages through the rating curves of {rating_curves.path}" if any_stage and rating_curves else ""
+    return StationThresholds(levels, tuple(station_ids), values, f"table {path}{rated}")
+
+
+def _stage_discharge(stage: float, station: str, level: str, rating_curves: RatingCurves | None, path: Path,
+                     line: int) -> float:
+    """The discharge of a threshold given as a stage, or an :class:`InputDataError` naming the line."""
+    if rating_curves is None:
+        raise InputDataError(path, f"station {station} level {level!r} is a stage: a rating curve table must "
+                                   "turn it into a discharge (--rating-curve FILE)", f"line {line}")
+    curve = rating_curves.curves.get(station)
+    if curve is None:
+        raise InputDataError(path, f"station {station} level {level!r} is a stage, and {rating_curves.path} has "
+                                   "no rating curve for the station", f"line {line}")
+    try:
+        return curve.discharge(stage)
+    except ValueError as error:
+        raise InputDataError(path, f"station {station} level {level!r}: {error} ({rating_curves.path})",
+                             f"line {line}") from None
+
+
+def station_thresholds(target: ArrayLike, times: ArrayLike, station_ids: Sequence[str],
+                       table: str | Path | None = None, rating_curves: RatingCurves | None = None,
+                       analysis: FrequencyAnalysis | None = None, period_label: str = "") -> StationThresholds:
+    """The thresholds a forecast uses: the user's ``table`` when given (it replaces the derived ones whole:
+    the agency's levels, no 2-year flow beside them), else :func:`derived_thresholds` of the training-period
+    ``target`` ``[S, T]`` at ``times``."""
+    if table is not None:
+        return read_threshold_table(table, station_ids, rating_curves)
+    return derived_thresholds(target, times, station_ids, analysis=analysis, period_label=period_label)

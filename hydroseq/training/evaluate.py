@@ -36,12 +36,13 @@ def evaluate(run_id: str, period: SplitName = "test", tracking_uri: str | None =
     """Score run ``run_id`` on ``period`` (train, validation or test) and log the result to the same run.
 
     Per station: NSE, KGE (r, alpha, beta), RMSE, bias, beta-NSE, the flow-duration-curve biases,
-    peak timing and missed peaks of the model and of two baselines on the same steps, persistence
-    and the training-period day-of-year climatology; and per flood event at the training-period
-    thresholds, hits, misses and false alarms. Writes ``metrics_<period>.csv``,
-    ``events_<period>.csv``, ``summary_<period>.json`` (and ``probabilistic_<period>.csv`` for a
-    quantile model) and hydrographs to ``<output_dir>/evaluation/`` and logs them to the run under
-    ``evaluation/``, with the headline figures as metrics
+    peak timing, missed peaks and Peak-MAPE of the model and of two baselines on the same steps, persistence
+    and the training-period day-of-year climatology; the hydrological signatures of the observed and
+    of each forecast's flows (:mod:`hydroseq.scoring.signature_errors`); and per flood event at the
+    training-period thresholds, hits, misses and false alarms. Writes ``metrics_<period>.csv``,
+    ``events_<period>.csv``, ``signatures_<period>.csv``, ``summary_<period>.json`` (and
+    ``probabilistic_<period>.csv`` for a quantile model) and hydrographs to ``<output_dir>/evaluation/``
+    and logs them to the run under ``evaluation/``, with the headline figures as metrics
     (:func:`hydroseq.training.logged_metrics.headline_metrics`).
 
     Parameters

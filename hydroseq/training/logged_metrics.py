@@ -5,8 +5,9 @@ The run's metrics are the figures worth comparing across runs, per split and lea
 scores, the late-gauge scenarios, CRPS and Brier scores) would bury them in MLflow's compare view.
 Nothing is lost: the split's files are logged beside them as artifacts, ``metrics_<split>.csv``
 (per station, lead and forecast), ``events_<split>.csv`` (per station, lead, forecast and flood
-threshold), ``probabilistic_<split>.csv`` for quantile models (per station and lead) and
-``summary_<split>.json`` (every summary figure, what ``hydroseq train --json`` and
+threshold), ``probabilistic_<split>.csv`` for quantile models (per station and lead),
+``signatures_<split>.csv`` (the hydrological signatures of the observed and forecast flows, per station,
+lead and forecast) and ``summary_<split>.json`` (every summary figure, what ``hydroseq train --json`` and
 ``hydroseq evaluate --json`` print).
 """
 
@@ -48,7 +49,7 @@ def headline_metrics(summary: Mapping[str, float], split: str, leads: Iterable[i
 
 def log_report_files(report: SplitReport, artifact_path: str | None = None) -> None:
     """Log the report's tables and its summary to the active run (under ``artifact_path``, default its root)."""
-    tables = [report.csv_path, report.events_csv_path, report.summary_path]
+    tables = [report.csv_path, report.events_csv_path, report.signatures_csv_path, report.summary_path]
     if report.probabilistic is not None:
         tables.append(report.probabilistic.csv_path)
     for path in tables:

@@ -30,8 +30,8 @@ class ProbabilisticReport:
 
 
 def training_thresholds(station_data: StationData, config: TrainConfig, in_train: np.ndarray) -> StationThresholds:
-    """Flood thresholds from the training period (``in_train``) only: 2- and 5-year flows (Gumbel), flow
-    percentiles 95 and 99."""
+    """Thresholds from the training period (``in_train``) only: 2- and 5-year daily-mean flows (Gumbel fitted by
+    L-moments to the water-year maxima), flow percentiles 95 and 99."""
     period = config.data.splits.train
     return derived_thresholds(station_data.target[:, in_train], station_data.times[in_train],
                               list(station_data.station_ids), period_label=f"{period.start}..{period.end}")

@@ -17,6 +17,7 @@ from hydroseq.fileio import atomic_path, write_text_atomic
 from hydroseq.model import TrainedModel
 from hydroseq.scoring.baselines import doy_climatology, issue_step_persistence
 from hydroseq.scoring.event_verification import pooled_event_scores, score_events
+from hydroseq.scoring.signature_errors import median_errors, signature_table
 from hydroseq.scoring.skill import stations_beating
 from hydroseq.training.plots import hydrograph_style, pick_stations, plot_hydrographs, quantile_band
 from hydroseq.training.predict import ALWAYS_HIDDEN, SplitPrediction, eval_batch_size, predict_split
@@ -48,11 +49,17 @@ class SplitReport:
     summary
         ``{"<split>_<forecast>_lead<k>_median_nse": ...}``, medians and means over stations of NSE,
         KGE, RMSE and bias, medians of the :data:`~hydroseq.training.scoring.SIGNATURE_COLUMNS`,
-        ``<split>_lead<k>_stations_beating_persistence``, and for the model and persistence
-        ``<split>_<forecast>_lead<k>_event_{pod,far,csi}_<level>`` pooled over stations. A few of them
-        are the run's MLflow metrics (:func:`hydroseq.training.logged_metrics.headline_keys`).
+        ``<split>_lead<k>_stations_beating_persistence``, for the model and persistence
+        ``<split>_<forecast>_lead<k>_event_{pod,far,csi}_<level>`` pooled over stations, and for the
+        model ``<split>_model_lead<k>_median_<signature>_error``. A few of them are the run's MLflow
+        metrics (:func:`hydroseq.training.logged_metrics.headline_keys`).
     csv_path, plot_paths
         Files written.
+    signatures, signatures_csv_path
+        The hydrological signatures (:mod:`hydroseq.scoring.signatures`) of the observed and each
+        forecast's flows per station, lead and forecast, with the forecast's error
+        (:func:`hydroseq.scoring.signature_errors.signature_table`), and the CSV they are in,
+        ``signatures_<split>.csv``.
     events, events_csv_path
         Event verification (:func:`hydroseq.scoring.event_verification.score_events`) of every forecast at
         the training-period flood thresholds: one row per station, lead, forecast and threshold.
@@ -70,6 +77,8 @@ class SplitReport:
     events: pd.DataFrame
     events_csv_path: Path
     summary_path: Path
+    signatures: pd.DataFrame
+    signatures_csv_path: Path
     probabilistic: ProbabilisticReport | None = None
 
 
@@ -97,7 +106,8 @@ def baseline_forecasts(station_data: StationData, config: TrainConfig, predictio
 def report_split(model: TrainedModel, station_data: StationData, scalers: Scalers, config: TrainConfig,
                  split: SplitName, device: torch.device, out_dir: str | Path, n_plots: int = 4,
                  late_gauge: bool = True, show_progress: bool = True) -> SplitReport:
-    """Predict ``split``, score model and baselines per station, write a CSV and a few hydrographs.
+    """Predict ``split``, score model and baselines per station, write CSVs (metrics, events, signatures) and a few
+    hydrographs.
 
     ``late_gauge`` adds the :data:`HIDDEN_SCENARIOS` for models that read the observed target (the
     finite ones predict every step from its own window: ``seq_len`` times the cost of the plain score).
@@ -114,7 +124,10 @@ def report_split(model: TrainedModel, station_data: StationData, scalers: Scaler
     station_ids = list(station_data.station_ids)
     thresholds = training_thresholds(station_data, config,
                                      station_data.grid.period_mask(station_data.times, config.data.splits.train))
-    frames, event_frames, summary = [], [], {}
+    frames, event_frames, signature_frames, summary = [], [], [], {}
+    times = station_data.grid.step_starts(prediction.times)
+    rain = station_data.runoff_precipitation()
+    precipitation = None if rain is None else rain[:, prediction.in_split]
     for row, lead in enumerate(prediction.leads):
         forecasts = {scenario_name(scenario): predicted.sim[row] for scenario, predicted in predictions.items()}
         forecasts.update(baseline_forecasts(station_data, config, prediction, lead, hidden))
@@ -129,6 +142,11 @@ def report_split(model: TrainedModel, station_data: StationData, scalers: Scaler
             if name in EVENT_SUMMARY_FORECASTS:
                 summary.update({f"{split}_{name}_lead{lead}_{key}": value
                                 for key, value in pooled_event_scores(events, thresholds.levels).items()})
+        signatures = signature_table(prediction.obs, forecasts, times, station_ids, precipitation,
+                                     station_data.target_units)
+        signature_frames.append(signatures.assign(lead=lead))
+        summary.update({f"{split}_model_lead{lead}_{key}": value
+                        for key, value in median_errors(signatures.query("forecast == 'model'")).items()})
         beating, compared = stations_beating(by_forecast["model"]["nse"].to_numpy(),
                                              by_forecast["persistence"]["nse"].to_numpy())
         summary[f"{split}_lead{lead}_stations_beating_persistence"] = float(beating)
@@ -142,6 +160,11 @@ def report_split(model: TrainedModel, station_data: StationData, scalers: Scaler
     events_csv_path = out_dir / f"events_{split}.csv"
     with atomic_path(events_csv_path) as tmp:
         events.to_csv(tmp, index=False)
+    signatures = pd.concat(signature_frames, ignore_index=True)
+    signatures = signatures[["station", "lead", *signature_frames[0].columns[1:-1]]]
+    signatures_csv_path = out_dir / f"signatures_{split}.csv"
+    with atomic_path(signatures_csv_path) as tmp:
+        signatures.to_csv(tmp, index=False, float_format="%.6g")
     first_lead_nse = scores.query("forecast == 'model' and lead == @prediction.leads[0]")["nse"]
     model_nse = dict(zip(station_ids, first_lead_nse, strict=True))
     units = f" [{station_data.target_units}]" if station_data.target_units else ""
@@ -156,7 +179,8 @@ def report_split(model: TrainedModel, station_data: StationData, scalers: Scaler
         probabilistic = report_probabilistic(prediction, station_data, config, split, out_dir, thresholds)
         summary.update(probabilistic.summary)
     summary_path = write_summary(summary, out_dir / f"summary_{split}.json")
-    return SplitReport(scores, summary, csv_path, plots, events, events_csv_path, summary_path, probabilistic)
+    return SplitReport(scores, summary, csv_path, plots, events, events_csv_path, summary_path, signatures,
+                       signatures_csv_path, probabilistic)
 
 
 def write_summary(summary: dict[str, float], path: Path) -> Path:

@@ -12,9 +12,9 @@ from hydroseq.scoring import metrics
 from hydroseq.scoring.peak_metrics import missed_window, timing_window
 
 SCORE_COLUMNS = ["nse", "kge", "r", "alpha", "beta", "beta_nse", "fhv", "fms", "flv", "peak_timing", "missed_peaks",
-                 "rmse", "bias", "n"]
-# Summarised by their median only (logged, not printed): the hydrological signatures of the fit.
-SIGNATURE_COLUMNS = ("r", "alpha", "beta_nse", "fhv", "fms", "flv", "peak_timing", "missed_peaks")
+                 "peak_mape", "rmse", "bias", "n"]
+# Summarised by their median only (in the summary file, not MLflow's metrics): the diagnostic metrics of the fit.
+SIGNATURE_COLUMNS = ("r", "alpha", "beta_nse", "fhv", "fms", "flv", "peak_timing", "missed_peaks", "peak_mape")
 DAY = dt.timedelta(days=1)
 
 

@@ -161,7 +161,7 @@ def test_a_forecast_lists_the_likely_stations_in_m3s_with_names(daily: Path, tmp
         chance = forecast["streamflow_exceedance_probability"].sel(threshold="low").max("lead").to_series()
     likely = sorted(chance.index[chance >= 0.1].astype(str))
     assert len(likely) >= 5, chance
-    assert f"{len(likely)} of 31 stations with a probability of 10 % or more of exceeding a flood threshold at " \
+    assert f"{len(likely)} of 31 stations with a probability of 10 % or more of exceeding a threshold at " \
            f"leads 1 d, 2 d, 3 d, issued 2014-09-30 {DAILY_ISSUE}" in flat(text)
     assert re.search(r"┃ station +┃ name +┃ threshold +┃ +m³/s ┃ P 1 d ┃ P 2 d ┃ P 3 d ┃", text)
     rows = {line.split()[1]: line for line in text.splitlines() if line.startswith("│ ") and line.split()[1] in names}
@@ -178,7 +178,7 @@ def test_a_forecast_with_no_likely_station_says_so_in_one_line(daily: Path, tmp_
                            "2014-09-30", "--thresholds", daily / "high_thresholds.csv", "--min-probability", "0.1",
                            "--out", tmp_path / "forecast.nc", cwd=tmp_path)
     assert_fits(text)
-    assert "31 stations, none above 10 %: probability of exceeding a flood threshold at leads 1 d, 2 d, 3 d, " \
+    assert "31 stations, none above 10 %: probability of exceeding a threshold at leads 1 d, 2 d, 3 d, " \
            f"issued 2014-09-30 {DAILY_ISSUE}" in flat(text)
     assert "┃ station" not in text
 
@@ -226,7 +226,7 @@ def test_an_hourly_forecast_prints_hours_and_the_local_time(hourly: Path, tmp_pa
     issue = "issued 2005-06-20 06:00 UTC+01:00 (local day 2005-06-20; UTC label 2005-06-20T05:00:00Z)"
     assert f"hydroseq forecast, {issue}" in flat(text)
     assert re.search(r"│ leads +│ 1 h, 2 h, 3 h, 4 h, 5 h, 6 h +│", text)
-    assert f"exceeding a flood threshold at leads 1 h to 6 h, {issue}" in flat(text)
+    assert f"exceeding a threshold at leads 1 h to 6 h, {issue}" in flat(text)
     assert re.search(r"┃ highest P ┃ at lead ┃", text)
     assert re.search(r"│ host +│ Dornbirner .*│ low +│ +0\.01 │ +\d+% │ +\d h │", text)
 
@@ -244,3 +244,40 @@ def test_the_issue_label_of_a_day_boundary_grid() -> None:
     grid = GridSpec("1D", "-05:00", dt.time(6, 0))
     labels = np.array(["2014-10-01T11:00"], dtype="datetime64[ns]")
     assert issue_label(labels, grid) == "2014-09-30 (local day; UTC label 2014-10-01T11:00:00Z)"
+
+
+def test_derived_thresholds_print_in_words_with_their_interval_and_water_years() -> None:
+    """A forecaster reads "2-year daily-mean flow", its 90 % interval and the water years it was fitted to,
+    in m³/s through the station's area (here 86.4 km², so 1 mm/d is 1 m³/s)."""
+    from rich.console import Console
+
+    from hydroseq.cli.forecast_tables import print_exceedance
+    from hydroseq.forecast.result import ForecastResult
+    from hydroseq.scoring.thresholds import StationThresholds
+
+    thresholds = StationThresholds(
+        ("2-year", "q95"), ("01022500", "01547700"), np.array([[15.2, 6.7], [np.nan, 4.8]]),
+        "training period 1989-10-01..2008-09-30, daily-mean flows; return periods: Gumbel fitted by L-moments",
+        ("2-year daily-mean flow", "daily-mean flow exceeded 5 % of the time"),
+        np.array([[13.3, np.nan], [np.nan, np.nan]]), np.array([[17.0, np.nan], [np.nan, np.nan]]),
+        np.array([[19, 0], [3, 0]]), ("", "3 water years with enough days for an annual maximum"), 0.9)
+    exceedance = np.array([[[[0.4, 0.9]], [[np.nan, 0.2]]]], dtype=np.float32)  # [issue, station, lead, level]
+    result = ForecastResult(
+        issue_times=np.array(["2014-10-01T08:00"], dtype="datetime64[ns]"), stations=thresholds.stations,
+        leads=np.array([1]), step=pd.Timedelta("1D"), values=np.ones((1, 2, 1), np.float32), variable="streamflow",
+        units="mm d-1", long_name="forecast of streamflow", attributes={"grid_frequency": "1D"},
+        station_names=("Narraguagus River", "Oswayo Creek"), area_km2=np.array([86.4, 86.4]),
+        quantiles=np.ones((1, 2, 1, 3), np.float32), quantile_levels=(0.05, 0.5, 0.95), thresholds=thresholds,
+        exceedance=exceedance)
+    console = Console(record=True, width=COLUMNS)
+    print_exceedance(result, console, min_probability=0.1)
+    text = console.export_text()
+    assert max(len(line) for line in text.splitlines()) <= COLUMNS
+    assert re.search(r"┃ +┃ +┃ +┃ +┃ +90 % ┃ water ┃ +┃\n┃ station +┃ name +┃ threshold +┃ m³/s ┃ +interval ┃ years ┃ "
+                     r"P 1 d ┃", text)
+    assert re.search(r"│ 01022500 │ Narraguagus +│ 2-year +│ 15.2 │ 13.3-17.0 │ +19 │ +40% │", text)
+    assert re.search(r"│ +│ +│ daily-mean +│ 6.70 │ +│ +│ +90% │", text)  # a percentile: no interval, no years
+    assert re.search(r"│ 01547700 │ Oswayo Creek +│ daily-mean +│ 4.80 │ +│ +│ +20% │", text)
+    threshold_cells = " ".join(line.split("│")[3].strip() for line in text.splitlines() if line.startswith("│"))
+    assert " ".join(threshold_cells.split()) == ("2-year daily-mean flow daily-mean flow exceeded 5 % of the time "
+                                                 "daily-mean flow exceeded 5 % of the time")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from pathlib import Path
 
@@ -76,3 +77,14 @@ def test_irregular_time_grid_names_the_first_bad_step(tmp_path: Path, contract_w
     with pytest.raises(InputDataError, match="not regular") as error:
         load_station_data(tmp_path / "irregular.nc", data_config())
     assert error.value.where == "time 1981-04-13T08:00:00.000000000"  # first label after the missing 04-12
+
+
+def test_the_runoff_signatures_read_caravan_precipitation_beside_a_depth_rate(small_nc: Path, data_config) -> None:
+    data = load_station_data(small_nc, data_config(stations=["01022500"]))
+    assert data.target_units == "mm" and "total_precipitation_sum" in data.dynamic_names  # mm per step: a depth
+    precipitation = data.runoff_precipitation()
+    assert precipitation is not None
+    np.testing.assert_array_equal(precipitation, data.dynamic[..., data.dynamic_names.index("total_precipitation_sum")])
+    assert dataclasses.replace(data, target_units="m3/s").runoff_precipitation() is None  # no catchment depth
+    without = dataclasses.replace(data, dynamic=data.dynamic[..., 1:], dynamic_names=data.dynamic_names[1:])
+    assert "total_precipitation_sum" not in without.dynamic_names and without.runoff_precipitation() is None

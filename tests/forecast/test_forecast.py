@@ -19,6 +19,8 @@ from hydroseq.errors import ExitCode, InputDataError
 from hydroseq.forecast import run_forecast
 from hydroseq.grid import GridSpec
 from hydroseq.scoring.metrics import kge, nse
+from hydroseq.scoring.peak_metrics import peak_mape
+from hydroseq.scoring.signatures import SIGNATURES, all_signatures
 
 ISSUE = "2014-06-30"  # local day; its grid label is 2014-07-01T08:00Z
 ISSUE_LABEL = "2014-07-01T08:00"
@@ -159,8 +161,19 @@ def test_hindcast_scores_against_observations(exported, ingested, tmp_path) -> N
     assert int(row["n"]) == 61
     assert float(row["nse"]) == pytest.approx(nse(obs, sim), abs=1e-4)
     assert float(row["kge"]) == pytest.approx(kge(obs, sim).kge, abs=1e-4)
+    assert float(row["peak_mape"]) == pytest.approx(peak_mape(obs, sim), abs=1e-4)
     assert len(scores) == 31 * 3  # model, persistence, climatology
     assert pd.Timestamp(valid_times[0]) == pd.Timestamp("2014-05-02T08:00")
+    table = pd.read_csv(tmp_path / "h_signatures.csv", dtype={"station": str}).set_index(
+        ["station", "lead", "forecast", "signature"])
+    assert len(table) == 31 * 3 * len(SIGNATURES) and "h_signatures.csv" in (tmp_path / "h.manifest.json").read_text()
+    days = pd.date_range("2014-05-01", "2014-06-30", freq="D")  # local days of the lead-0 valid times
+    with xr.open_dataset(ingested) as data:
+        rain = data["total_precipitation_sum"].sel(station="01022500", time=valid_times).values
+    expected = all_signatures(obs, days, rain)  # the model is forecast and observed every day here
+    for name in ("q_mean", "q95", "baseflow_index", "slope_fdc", "runoff_ratio"):
+        assert table.loc[("01022500", 0, "model", name), "observed"] == pytest.approx(expected[name], rel=1e-5)
+    assert np.isnan(table.loc[("01022500", 0, "model", "hfd_mean"), "observed"])  # no full water year in 61 days
 
 
 def test_negative_model_outputs_are_published_as_zero_discharge(exported: Path, ingested: Path) -> None:

@@ -37,10 +37,21 @@ def probabilistic_result(n_issue: int) -> ForecastResult:
         lats=np.array([46.7, 41.5, np.nan]), lons=np.array([-68.1, -77.4, np.nan]),
         area_km2=np.array([619.1, np.nan, 10.0]), observation_age_hours=ages, ungauged=("01547700",),
         quantiles=quantiles, quantile_levels=LEVELS,
-        thresholds=StationThresholds(("2-year", "5-year"), stations, np.array([[3.0, 5.0], [np.nan, 4.0],
-                                                                               [1.0, 2.0]]), "table t.csv"),
+        thresholds=_thresholds(stations, derived=n_issue == 1),
         exceedance=exceedance, max_observation_age_hours=72.0 if n_issue == 1 else None,
         stale={"01547700": "newest observation 48 h before the issue time"} if n_issue == 1 else {})
+
+
+def _thresholds(stations: tuple[str, ...], derived: bool) -> StationThresholds:
+    """Derived thresholds (labels, a 90 % interval, water years, a note) or a table's (the level ids alone)."""
+    values = np.array([[3.0, 5.0], [np.nan, np.nan], [1.0, 2.0]])
+    if not derived:
+        return StationThresholds(("2-year", "5-year"), stations, values, "table t.csv")
+    return StationThresholds(("2-year", "5-year"), stations, values, "training period ..., L-moments",
+                             ("2-year daily-mean flow", "5-year daily-mean flow"), values * 0.75, values * 1.25,
+                             np.array([[27, 27], [3, 3], [12, 12]]),
+                             ("", "3 water years with enough days for an annual maximum, fewer than the 5 a fit needs",
+                              ""), 0.9)
 
 
 @pytest.mark.parametrize("n_issue", [1, 4], ids=["forecast", "hindcast"])
@@ -54,8 +65,13 @@ def test_a_written_forecast_reads_back_as_it_was(tmp_path: Path, n_issue: int) -
     for name in ("values", "quantiles", "exceedance", "observation_age_hours", "lats", "lons", "area_km2"):
         np.testing.assert_array_equal(getattr(read, name), getattr(written, name), err_msg=name)
     assert read.quantile_levels == LEVELS
-    assert read.thresholds is not None and read.thresholds.levels == ("2-year", "5-year")
-    np.testing.assert_array_equal(read.thresholds.values, written.thresholds.values)  # type: ignore[union-attr]
+    assert read.thresholds is not None and written.thresholds is not None
+    assert read.thresholds.levels == ("2-year", "5-year") and read.thresholds.labels == written.thresholds.labels
+    for name in ("values", "lower", "upper", "years"):
+        np.testing.assert_array_equal(getattr(read.thresholds, name), getattr(written.thresholds, name))
+    assert read.thresholds.notes == written.thresholds.notes
+    assert (read.thresholds.source, read.thresholds.confidence) == (written.thresholds.source,
+                                                                    written.thresholds.confidence)
     assert read.skipped == written.skipped and read.ungauged == written.ungauged and read.stale == written.stale
     assert read.max_observation_age_hours == written.max_observation_age_hours
     assert read.attributes["model_name"] == "demo" and read.attributes["grid_timezone"] == "Etc/GMT+8"

@@ -21,7 +21,7 @@ from hydroseq.forecast import run_forecast
 
 OLD_RANGE = "2014-06-01..2014-06-05"
 NEW_RANGE = "2014-07-01..2014-07-05"
-SET = ["h.csv", "h.manifest.json", "h.nc", "h_scores.csv", "h_scores.png"]
+SET = ["h.csv", "h.manifest.json", "h.nc", "h_scores.csv", "h_scores.png", "h_signatures.csv"]
 
 
 def _forecast(exported: Path, ingested: Path, out: Path, fault: str | None = None) -> subprocess.CompletedProcess:

@@ -77,6 +77,17 @@ def test_with_a_9am_boundary_the_hour_ending_at_9_closes_the_day() -> None:
     assert list(grid.local_days(labels).strftime("%Y-%m-%d")) == ["2015-06-01", "2015-06-02"]
 
 
+def test_a_step_starts_on_its_local_day_or_hour_as_a_regular_axis() -> None:
+    days = pd.date_range("2013-10-01", "2014-09-30", freq="D")
+    labels = (days + pd.Timedelta(hours=32)).to_numpy("datetime64[ns]")  # the end of local day D in Etc/GMT+8
+    assert CARAVAN.step_starts(labels).equals(pd.DatetimeIndex(days))
+    assert CARAVAN.step_starts(labels).equals(CARAVAN.local_days(labels))
+    hours = pd.date_range("2015-06-02T01:00", periods=3, freq="h", tz="UTC")
+    assert list(GridSpec("1h", "UTC").step_starts(hours)) == list(pd.date_range("2015-06-02", periods=3, freq="h"))
+    nine = GridSpec("1h", "UTC", dt.time(9, 0))  # the hour ending at 09:00 is the last of the day before
+    assert nine.step_starts(pd.DatetimeIndex(["2015-06-02 09:00"], tz="UTC"))[0] == pd.Timestamp("2015-06-01 23:00")
+
+
 def test_day_end_is_the_label_of_the_days_last_step_and_inverts_the_day_rule() -> None:
     assert CARAVAN.day_end(dt.date(2014, 9, 30)) == pd.Timestamp("2014-10-01T08:00Z")
     assert GridSpec("1D", "UTC", dt.time(9, 0)).day_end(dt.date(2014, 9, 30)) == pd.Timestamp("2014-10-01T09:00Z")

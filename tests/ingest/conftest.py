@@ -84,6 +84,8 @@ def build():
     """The file builders and the one-station ingest, as attributes (``build.csv(...)``)."""
     from types import SimpleNamespace
 
+    from tests.ingest.pi_builders import write_pi
+
     return SimpleNamespace(csv=write_csv, camels_streamflow=write_camels_streamflow,
-                           netcdf_series=write_netcdf_series, netcdf_grid=write_netcdf_grid,
+                           netcdf_series=write_netcdf_series, netcdf_grid=write_netcdf_grid, pi=write_pi,
                            run=grid_values, station=STATION)

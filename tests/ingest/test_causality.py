@@ -129,6 +129,31 @@ def test_netcdf_series_source_is_causal(case, build):
 
 
 @SETTINGS
+@given(case=series_cases(zones=tuple(FIXED_ZONES)))
+def test_pi_xml_source_is_causal(case, build):
+    """A Delft-FEWS export: values stamped at their interval's end (or instant), in the document's timeZone."""
+    from tests.ingest.pi_builders import Series
+
+    instantaneous = case["convention"] == "instantaneous"
+    hours = _local(pd.DatetimeIndex([pd.Timestamp(0)]), case["zone"])[0] - pd.Timestamp(0)
+    step = pd.Timedelta(case["frequency"])
+    daily = step >= pd.Timedelta("1D")
+    unit = ("day", step // pd.Timedelta("1D")) if daily else ("minute", step // pd.Timedelta("1min"))
+    with tempfile.TemporaryDirectory() as folder:
+        source = {"path": "unused", "format": "pi_xml", "frequency": case["frequency"],
+                  "timestamp": "instantaneous" if instantaneous else "interval_end", "min_coverage": 0.5,
+                  "variables": _variable(case) | {"x": {**_variable(case)["x"], "source": "P"}}}
+        runs = []
+        for name, values in (("a", case["values"]), ("b", _perturbed(case))):
+            series = Series("0001", "P", case["ends"], values, kind="instantaneous" if instantaneous else "mean",
+                            step=unit, units="1")
+            path = build.pi(Path(folder) / f"{name}.xml", [series], time_zone=hours / pd.Timedelta(hours=1))
+            runs.append(build.run(source, case["grid"], [path]))
+    (labels, before), (_, after) = runs
+    _assert_past_unchanged(labels, before["x"], after["x"], case["cutoff"])
+
+
+@SETTINGS
 @given(case=series_cases(frequencies=("15min", "1h", "3h", "1D"), zones=("UTC",)), weighted=st.booleans())
 def test_gridded_netcdf_source_is_causal(case, weighted, build):
     lats, lons = np.array([35.2, 35.3, 35.4]), np.array([-80.9, -80.8, -80.7])

@@ -111,7 +111,7 @@ def test_the_headline_says_how_many_stations_may_flood_and_which_are_likeliest(f
     by_station = highest.groupby(forecast_csv["station"]).max().sort_values(ascending=False, kind="stable")
     names = forecast_csv.drop_duplicates("station").set_index("station")["station_name"]
     headline = forecast_session.page.locator("#headline").inner_text()
-    assert headline.startswith(f"Flood outlook: {int((by_station >= 0.5).sum())} of 31 stations at 50 % or more")
+    assert headline.startswith(f"Outlook: {int((by_station >= 0.5).sum())} of 31 stations at 50 % or more")
     assert f"likeliest: {names[by_station.index[0]]} {by_station.iloc[0] * 100:.0f} %" in headline
 
 
@@ -183,7 +183,7 @@ def test_ungauged_and_threshold_free_stations_say_so(forecast_session: PageSessi
     assert "triangle" == forecast_session.page.evaluate(
         f"hydroseq.data.map.marker[hydroseq.data.map.station.indexOf('{UNGAUGED}')]")
     select_row(forecast_session, NO_THRESHOLDS)
-    assert "no flood thresholds" in forecast_session.page.locator("#station-details").inner_text()
+    assert "no thresholds" in forecast_session.page.locator("#station-details").inner_text()
     assert source(forecast_session, "thresholds_data")["y"] == []
 
 
@@ -253,7 +253,7 @@ def test_a_deterministic_model_shows_its_line_without_bands_and_says_so(browser,
         session.page.screenshot(path=str(screenshots / "deterministic_page.png"), full_page=True)
         page = session.page
         assert "This model is deterministic" in page.locator("header").inner_text()
-        assert "no flood probabilities (deterministic model); highest forecast peaks:" in page.locator(
+        assert "no threshold probabilities (deterministic model); highest forecast peaks:" in page.locator(
             "#headline").inner_text()
         assert "Deterministic model" in page.locator("#station-details").inner_text()
         drawn = source(session, "forecast_data")

@@ -1,5 +1,7 @@
 """hydroseq's NeuralHydrology metric set gives NeuralHydrology's own values on 100 real series (within 1e-6).
 
+The signatures of single series are compared with NeuralHydrology's in ``test_signatures.py``.
+
 The reference ``data/nh_metrics_reference.csv`` was computed by ``neuralhydrology.evaluation.metrics``
 (release 1.13.0) itself, with ``experiments/nh_metrics_reference.py``, on 100 CAMELS-US basins over
 water year 2014: Caravan's observed streamflow from the shared data against the day-1 forecasts of
@@ -41,7 +43,8 @@ COLUMNS = {"fhv": "fhv",  # fdc_fhv
            "beta_nse": "beta_nse",  # beta_nse
            "r": "r",  # pearsonr
            "nse": "nse",  # nse
-           "kge": "kge"}  # kge
+           "kge": "kge",  # kge
+           "peak_mape": "peak_mape"}  # mean_absolute_percentage_peak_error
 NO_FLOW_BASIN = "11274500"  # Orestimba Creek: 0 mm/d on every observed day of water year 2014
 DELIBERATE = {(NO_FLOW_BASIN, column) for column in ("fhv", "alpha_nse", "beta_nse", "nse", "missed_peaks")}
 
@@ -91,6 +94,7 @@ def test_the_series_are_100_real_basins_with_gaps_zero_flows_and_late_peaks(
     assert (observations == 0).any().sum() >= 10 and (simulations == 0).any().sum() >= 10
     assert reference["peak_timing"].between(0.5, 3).sum() >= 20
     assert (reference["missed_peaks"] > 0).sum() >= 20
+    assert reference["peak_mape"].between(10, 100).sum() >= 50
 
 
 @pytest.mark.parametrize("column", list(COLUMNS))

@@ -1,4 +1,4 @@
-"""Peak timing and missed peaks on hydrographs whose peaks are placed by hand."""
+"""Peak timing, missed peaks and Peak-MAPE on hydrographs whose peaks are placed by hand."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from hydroseq.scoring import metrics
-from hydroseq.scoring.peak_metrics import mean_peak_timing, missed_peaks, missed_window, timing_window
+from hydroseq.scoring.peak_metrics import mean_peak_timing, missed_peaks, missed_window, peak_mape, timing_window
 
 STEPS = np.arange(600)
 CENTRES = (100, 250, 420)  # more than 100 steps apart: find_peaks keeps all three
@@ -108,3 +108,19 @@ def test_vectorised_peak_timing_matches_a_loop_on_noisy_gappy_series(seed: int) 
     obs[rng.choice(obs.size, 60, replace=False)] = np.nan
     for window in (1, 3, 6):
         assert mean_peak_timing(obs, sim, window) == pytest.approx(_timing_by_loop(obs, sim, window), nan_ok=True)
+
+
+def test_peak_mape_is_the_mean_relative_error_at_the_observed_peaks_in_percent() -> None:
+    obs = hydrograph()  # peaks of 11 at the three centres
+    assert peak_mape(obs, obs) == 0.0
+    assert peak_mape(obs, 0.8 * obs) == pytest.approx(20.0)
+    sim = obs.copy()
+    sim[CENTRES[0]] = 22.0  # one peak twice as high, the others exact: 100 % / 3
+    assert peak_mape(obs, sim) == pytest.approx(100.0 / 3)
+    late = np.roll(obs, 1)  # no window: the flow beside each peak is compared
+    assert peak_mape(obs, late) == pytest.approx(100.0 * (11.0 - late[CENTRES[0]]) / 11.0)
+    gappy = sim.copy()
+    gappy[CENTRES[0] + 1] = np.nan  # a gap beside a peak does not skip it (no window to check)
+    assert peak_mape(obs, gappy) == pytest.approx(100.0 / 3)
+    assert math.isnan(peak_mape(np.ones(STEPS.size), obs))  # no observed peak
+    assert metrics.all_metrics(obs, 0.8 * obs)["peak_mape"] == pytest.approx(20.0)

@@ -1,132 +1,82 @@
-"""Flood thresholds: annual maxima by water year, return-period fits, percentiles, the threshold table."""
+"""Thresholds: derived from a training period (labels, interval, notes), the user's table, and its precedence."""
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
-from scipy import stats
 
 from hydroseq.errors import InputDataError
 from hydroseq.scoring import thresholds
+from hydroseq.scoring.rating_curve import read_rating_curves
+from hydroseq.scoring.return_periods import FrequencyAnalysis, fit_return_periods
 from hydroseq.scoring.thresholds import StationThresholds
 
+DATA = Path(__file__).resolve().parents[2] / "data" / "daily_caravan_camels_us"
 STATIONS = ["01022500", "01547700", "02064000"]
-LOC, SCALE = 100.0, 30.0
 
 
-def daily(start: str, end: str) -> np.ndarray:
-    return np.arange(start, end, dtype="datetime64[D]")
+def caravan(stations: list[str], first: str, end: str) -> tuple[np.ndarray, np.ndarray]:
+    """Daily discharge (mm/d) of bundled Caravan basins from ``first`` up to ``end`` (exclusive)."""
+    frames = [pd.read_csv(DATA / f"{station}.csv", usecols=["date", "streamflow"], parse_dates=["date"])
+              for station in stations]
+    times = frames[0]["date"].to_numpy().astype("datetime64[D]")
+    keep = (times >= np.datetime64(first)) & (times < np.datetime64(end))
+    return np.stack([frame["streamflow"].to_numpy(np.float64)[keep] for frame in frames]), times[keep]
 
 
-def gumbel_series(stations: int, years: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Daily base flow below 10 with one Gumbel(LOC, SCALE) peak per water year and station."""
-    rng = np.random.default_rng(seed)
-    times = daily("1950-10-01", f"{1950 + years}-10-01")
-    water_year = thresholds.water_years(times)
-    values = rng.uniform(0.0, 10.0, size=(stations, times.size))
-    for year in np.unique(water_year):
-        steps = np.flatnonzero(water_year == year)
-        peak_steps = steps[rng.integers(0, steps.size, size=stations)]
-        values[np.arange(stations), peak_steps] = stats.gumbel_r.rvs(LOC, SCALE, size=stations, random_state=rng)
-    return values, times
-
-
-def test_water_years_are_named_by_the_year_they_end_in() -> None:
-    times = np.array(["2000-09-30", "2000-10-01", "2001-09-30T23:00", "2001-10-01"], dtype="datetime64[s]")
-    assert thresholds.water_years(times).tolist() == [2000, 2001, 2001, 2002]
-    assert thresholds.water_years(times, 1).tolist() == [2000, 2000, 2001, 2001]
-    with pytest.raises(ValueError, match="1..12"):
-        thresholds.water_years(times, 13)
-
-
-def test_annual_maxima_respect_the_water_year_boundary() -> None:
-    times = daily("2000-10-01", "2002-10-01")
-    values = np.ones((1, times.size))
-    values[0, times == np.datetime64("2001-09-30")] = 50.0  # last day of water year 2001
-    values[0, times == np.datetime64("2001-10-01")] = 80.0  # first day of water year 2002
-    years, maxima = thresholds.annual_maxima(values, times)
-    assert years.tolist() == [2001, 2002]
-    assert maxima.tolist() == [[50.0, 80.0]]
-    # calendar years: 2000 and 2002 hold 92 and 273 of 366 and 365 days, too few; 2001 holds both peaks
-    years, maxima = thresholds.annual_maxima(values, times, water_year_start_month=1)
-    assert years.tolist() == [2000, 2001, 2002]
-    assert np.isnan(maxima[0, [0, 2]]).all() and maxima[0, 1] == 80.0
-
-
-def test_annual_maxima_need_the_coverage_of_a_full_year() -> None:
-    times = daily("2000-10-01", "2003-10-01")  # water years 2001 (365 days), 2002, 2003
-    values = np.ones((2, times.size))
-    water_year = thresholds.water_years(times)
-    gap_2001 = np.flatnonzero(water_year == 2001)[:92]  # 273 / 365 = 0.75 finite: below 0.8
-    gap_2002 = np.flatnonzero(water_year == 2002)[:55]  # 310 / 365 = 0.85 finite: kept
-    values[0, gap_2001] = np.nan
-    values[0, gap_2002] = np.nan
-    values[1, :] = np.nan
-    _, maxima = thresholds.annual_maxima(values, times, min_coverage=0.8)
-    assert np.isnan(maxima[0, 0]) and maxima[0, 1:].tolist() == [1.0, 1.0]
-    assert np.isnan(maxima[1]).all()
-    _, lenient = thresholds.annual_maxima(values, times, min_coverage=0.7)
-    assert lenient[0].tolist() == [1.0, 1.0, 1.0]
-
-
-def test_annual_maxima_of_hourly_steps_and_bad_times() -> None:
-    times = np.arange("2000-10-01T00", "2001-10-01T00", dtype="datetime64[h]")  # 8,760 hours
-    values = np.ones((1, times.size))
-    values[0, 100] = 9.0
-    assert thresholds.annual_maxima(values, times)[1].tolist() == [[9.0]]
-    _, partial = thresholds.annual_maxima(values[:, : 8760 // 2], times[: 8760 // 2])  # half a year only
-    assert np.isnan(partial).all()
-    with pytest.raises(ValueError, match="increasing"):
-        thresholds.annual_maxima(values[:, :3], times[[0, 2, 1]])
-
-
-def test_gumbel_fit_recovers_the_2_and_5_year_flows() -> None:
-    values, times = gumbel_series(stations=20, years=60, seed=42)
-    periods = np.array([2.0, 5.0])
-    true = stats.gumbel_r.isf(1.0 / periods, LOC, SCALE)
-    # standard error of a Gumbel maximum-likelihood quantile from n maxima (reduced variate y):
-    # scale / sqrt(n) * sqrt(1.1087 + 0.5140 y + 0.6079 y^2); for n = 60 about 4.5 and 7.0
-    reduced = -np.log(-np.log(1.0 - 1.0 / periods))
-    standard_error = SCALE / math.sqrt(60) * np.sqrt(1.1087 + 0.5140 * reduced + 0.6079 * reduced ** 2)
-    for distribution in ("gumbel", "gev"):
-        flows = thresholds.return_period_flows(values, times, tuple(periods), distribution)
-        assert flows.shape == (20, 2)
-        assert np.all(np.abs(flows - true) < 3.0 * standard_error), distribution  # every station within 3 se
-        assert np.median(np.abs(flows / true - 1.0), axis=0) == pytest.approx([0.0, 0.0], abs=0.05)
-
-
-def test_return_period_flows_need_enough_years() -> None:
-    values, times = gumbel_series(stations=2, years=8, seed=1)
-    values[1, times >= np.datetime64("1954-10-01")] = np.nan  # 4 valid years left
-    flows = thresholds.return_period_flows(values, times)
-    assert np.isfinite(flows[0]).all() and flows[0, 1] > flows[0, 0]
-    assert np.isnan(flows[1]).all()
-    constant = np.full((1, times.size), 3.0)
-    assert thresholds.return_period_flows(constant, times).tolist() == [[3.0, 3.0]]
-    with pytest.raises(ValueError, match="exceed 1 year"):
-        thresholds.return_period_flows(values, times, periods=(1,))
-
-
-def test_derived_thresholds_levels_percentiles_and_source() -> None:
-    values, times = gumbel_series(stations=3, years=10, seed=3)
+def test_derived_thresholds_levels_labels_percentiles_and_source() -> None:
+    values, times = caravan(STATIONS, "1989-10-01", "1999-10-01")  # water years 1990-1999
     values[1, ::2] = np.nan  # half the days missing: no annual maximum, percentiles of what is left
     values[2] = np.nan
     derived = thresholds.derived_thresholds(values, times, STATIONS)
     assert derived.levels == ("2-year", "5-year", "q95", "q99")
+    assert derived.labels == ("2-year daily-mean flow", "5-year daily-mean flow",
+                              "daily-mean flow exceeded 5 % of the time", "daily-mean flow exceeded 1 % of the time")
     assert derived.stations == tuple(STATIONS)
-    assert derived.source == "training period 1950-10-01..1960-09-30, gumbel"
-    assert derived.values[0, :2] == pytest.approx(thresholds.return_period_flows(values[:1], times)[0])
+    assert derived.source == ("training period 1989-10-01..1999-09-30, daily-mean flows; return periods: Gumbel "
+                              "fitted by L-moments to water-year maxima, 90 % interval from 1000 parametric "
+                              "bootstrap samples (seed 0)")
+    fit = fit_return_periods(values[:1], times)
+    assert derived.values[0, :2].tolist() == fit.flows[0].tolist()
+    assert derived.lower[0, :2].tolist() == fit.lower[0].tolist() and derived.confidence == 0.9
+    assert np.all(derived.lower[0, :2] < derived.values[0, :2]) and np.all(derived.values[0, :2] < derived.upper[0, :2])
+    assert derived.years.tolist() == [[10, 10, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]]
+    assert np.isnan(derived.lower[:, 2:]).all()  # percentiles: no interval
     assert derived.values[0, 2:] == pytest.approx(np.percentile(values[0], [95.0, 99.0]))
-    assert np.isnan(derived.values[1, :2]).all()
+    assert np.isnan(derived.values[1, :2]).all() and derived.notes[1].startswith("0 water years with enough days")
     assert derived.values[1, 2:] == pytest.approx(np.percentile(values[1, 1::2], [95.0, 99.0]))
-    assert np.isnan(derived.values[2]).all()
+    assert np.isnan(derived.values[2]).all() and derived.notes[2] == "no finite discharge in the period"
     labelled = thresholds.derived_thresholds(values, times, STATIONS, periods=(10,), percentiles=(99.5,),
-                                             distribution="gev", period_label="1981-10-01..2001-09-30")
+                                             analysis=FrequencyAnalysis(method="mle", distribution="gev"),
+                                             period_label="1981-10-01..2001-09-30")
     assert labelled.levels == ("10-year", "q99.5")
-    assert labelled.source == "training period 1981-10-01..2001-09-30, gev"
+    assert labelled.source == ("training period 1981-10-01..2001-09-30, daily-mean flows; return periods: GEV "
+                               "fitted by maximum likelihood to water-year maxima (the earlier method, no interval)")
+    assert labelled.confidence is None and np.isnan(labelled.lower).all()
+
+
+@pytest.mark.parametrize(("step", "name"), [("D", "daily-mean"), ("h", "hourly-mean"), ("6h", "6-hour-mean"),
+                                            ("15min", "15-minute-mean")])
+def test_thresholds_are_named_by_what_one_value_of_the_series_is(step: str, name: str) -> None:
+    times = pd.date_range("2000-10-01", periods=10, freq=step).to_numpy()
+    assert thresholds.mean_flow_name(times) == name
+
+
+def test_the_training_period_alone_decides_the_thresholds() -> None:
+    """The thresholds of 1990-1999 are those of 1990-2014 cut to 1990-1999, whatever the later years hold."""
+    values, times = caravan(STATIONS, "1989-10-01", "2014-10-01")
+    train = times < np.datetime64("1999-10-01")
+    derived = thresholds.derived_thresholds(values[:, train], times[train], STATIONS)
+    perturbed = values.copy()
+    perturbed[:, ~train] *= 10.0
+    again = thresholds.derived_thresholds(perturbed[:, train], times[train], STATIONS)
+    for name in ("values", "lower", "upper", "years"):
+        np.testing.assert_array_equal(getattr(again, name), getattr(derived, name))
+    assert not np.allclose(thresholds.derived_thresholds(perturbed, times, STATIONS).values[:, :2],
+                           derived.values[:, :2])  # control: with the later years it would differ
 
 
 def test_station_thresholds_reorder_and_checks() -> None:
@@ -140,6 +90,20 @@ def test_station_thresholds_reorder_and_checks() -> None:
         StationThresholds(("2-year",), ("a", "b"), np.zeros((2, 2)), "x")
     with pytest.raises(ValueError, match="repeat"):
         StationThresholds(("2-year",), ("a", "a"), np.zeros((2, 1)), "x")
+
+
+def test_reordering_keeps_the_labels_interval_years_and_notes() -> None:
+    held = StationThresholds(("2-year", "q95"), ("a", "b"), np.array([[1.0, 5.0], [3.0, 4.0]]), "derived",
+                             ("2-year daily-mean flow", "q95 words"), np.array([[0.5, np.nan], [2.0, np.nan]]),
+                             np.array([[1.5, np.nan], [4.0, np.nan]]), np.array([[20, 0], [21, 0]]), ("", "why"), 0.9)
+    picked = held.for_stations(["b", "z"])
+    assert picked.labels == held.labels and picked.label("q95") == "q95 words" and picked.confidence == 0.9
+    assert picked.lower[0, 0] == 2.0 and picked.upper[0, 0] == 4.0 and picked.years.tolist() == [[21, 0], [0, 0]]
+    assert picked.notes == ("why", "") and np.isnan(picked.lower[1]).all()
+    plain = StationThresholds(("flood",), ("a",), np.array([[7.0]]), "table t.csv")  # a table: no fit
+    assert plain.labels == ("flood",) and np.isnan(plain.lower).all() and plain.years.tolist() == [[0]]
+    with pytest.raises(ValueError, match="lower have shape"):
+        StationThresholds(("flood",), ("a",), np.array([[7.0]]), "x", lower=np.zeros((2, 1)))
 
 
 def write(path: Path, text: str) -> Path:
@@ -192,3 +156,45 @@ def test_read_threshold_table_unreadable_files(tmp_path: Path) -> None:
     binary.write_bytes(b"station,level,discharge\n\xff\xfe,2-year,3\n")
     with pytest.raises(InputDataError, match="not a readable CSV"):
         thresholds.read_threshold_table(binary, STATIONS)
+
+
+RATING = "station,stage,discharge\n01022500,0.5,2\n01022500,2.5,30\n01022500,1.0,5\n01022500,1.5,12\n"
+
+
+def test_a_stage_threshold_becomes_a_discharge_through_the_rating_curve(tmp_path: Path) -> None:
+    curves = read_rating_curves(write(tmp_path / "rating.csv", RATING), STATIONS)
+    path = write(tmp_path / "thresholds.csv", "station,level,discharge,stage\n01022500,action,,1.0\n"
+                 "01022500,flood,,2.0\n02064000,flood,55,\n")
+    table = thresholds.read_threshold_table(path, STATIONS, curves)
+    assert table.values[0, 0] == pytest.approx(5.0)  # a gauged pair: its discharge
+    assert 12.0 < table.values[0, 1] < 30.0  # between the pairs around it
+    assert table.values[2, 1] == 55.0
+    assert table.source == f"table {path}, stages through the rating curves of {tmp_path / 'rating.csv'}"
+
+
+@pytest.mark.parametrize(("text", "problem"), [
+    ("station,level,stage\n01022500,flood,3.0\n", "stage 3 is outside the rating curve's stages 0.5 to 2.5"),
+    ("station,level,stage\n01022500,flood,0.2\n", "stage 0.2 is outside the rating curve's stages 0.5 to 2.5"),
+    ("station,level,stage\n01547700,flood,1.0\n", "has no rating curve for the station"),
+    ("station,level,discharge,stage\n01022500,flood,3,1.0\n", "give a discharge or a stage, not both"),
+])
+def test_stage_thresholds_outside_or_without_a_curve_are_refused(tmp_path: Path, text: str, problem: str) -> None:
+    curves = read_rating_curves(write(tmp_path / "rating.csv", RATING), STATIONS)
+    path = write(tmp_path / "thresholds.csv", text)
+    with pytest.raises(InputDataError) as caught:
+        thresholds.read_threshold_table(path, STATIONS, curves)
+    assert str(caught.value).startswith(f"{path} (line 2): ") and problem in str(caught.value)
+    with pytest.raises(InputDataError, match="a rating curve table must turn it into a discharge"):
+        thresholds.read_threshold_table(write(tmp_path / "stage.csv", "station,level,stage\n01022500,f,1\n"),
+                                        STATIONS)
+
+
+def test_a_user_table_takes_precedence_over_the_derived_thresholds(tmp_path: Path) -> None:
+    values, times = caravan(STATIONS, "1989-10-01", "1999-10-01")
+    table = write(tmp_path / "thresholds.csv", "station,level,discharge\n01022500,flood,40\n")
+    chosen = thresholds.station_thresholds(values, times, STATIONS, table)
+    assert chosen.levels == ("flood",) and chosen.source == f"table {table}"  # no 2-year flow beside it
+    assert chosen.values[0, 0] == 40.0 and np.isnan(chosen.values[1:]).all()  # not filled from the derived ones
+    derived = thresholds.station_thresholds(values, times, STATIONS, analysis=FrequencyAnalysis(bootstrap_samples=0))
+    assert derived.levels == ("2-year", "5-year", "q95", "q99") and np.isfinite(derived.values).all()
+    assert derived.confidence is None  # no bootstrap samples: no interval

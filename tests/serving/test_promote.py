@@ -200,7 +200,7 @@ def _hindcast(folder: Path, run_id: str, model_nse: list[float], issues: int = 3
     path = write_forecast_netcdf(result, folder / f"hindcast_{run_id[:8]}.nc")
     nse = np.stack([np.tile(model_nse, (2, 1)), np.tile([0.5, 0.3], (2, 1)), np.full((2, 2), -0.1)])
     scores = HindcastScores(stations, leads, ("model", "persistence", "climatology"), np.full(nse.shape, issues), nse,
-                            nse)
+                            nse, np.full(nse.shape, np.nan))
     write_scores_csv(scores, path.with_name(f"{path.stem}_scores.csv"))
     return path
 

@@ -185,7 +185,10 @@ def test_a_quantile_ensemble_with_gauge_and_weather_forecast_inputs(trained, ing
         np.testing.assert_allclose(_by_station(predicted, "value", published.stations), published.values[0],
                                    rtol=0, atol=1e-5)
         assert published.thresholds is not None and published.exceedance is not None
-        assert thresholds.levels == published.thresholds.levels
+        assert thresholds.levels == published.thresholds.levels and thresholds.labels == published.thresholds.labels
+        assert thresholds.notes == published.thresholds.notes and thresholds.source == published.thresholds.source
+        for name in ("values", "lower", "upper", "years"):  # the logged fit is the forecast's, to the bit
+            np.testing.assert_array_equal(getattr(thresholds, name), getattr(published.thresholds, name))
         for position, level in enumerate(thresholds.levels):  # the forecast's flood probabilities, equal
             np.testing.assert_array_equal(_by_station(predicted, f"p_exceed_{level}", published.stations),
                                           published.exceedance[0, :, :, position])

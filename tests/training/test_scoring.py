@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from hydroseq.cli.training import signature_lines
+from hydroseq.cli.training import signature_error_line, signature_lines
 from hydroseq.training.scoring import SCORE_COLUMNS, SIGNATURE_COLUMNS, score_stations, summarise
 
 
@@ -38,13 +38,22 @@ def test_summarise_medians_only_where_asked() -> None:
 
 def test_signature_lines_sum_events_over_stations_and_skip_levels_without_thresholds() -> None:
     scores = pd.DataFrame({"fhv": [-10.0, 5.0, 20.0], "fms": [1.0, 2.0, 3.0], "flv": [0.0, 0.0, 0.0],
-                           "peak_timing": [0.0, 1.0, 2.0], "missed_peaks": [0.0, 0.25, 0.5]})
+                           "peak_timing": [0.0, 1.0, 2.0], "missed_peaks": [0.0, 0.25, 0.5],
+                           "peak_mape": [10.0, 30.0, np.nan]})
     events = pd.DataFrame({"level": ["2-year", "5-year", "q95", "2-year", "5-year", "q95"],
                            "hits": [3, 1, None, 2, 0, None], "misses": [1, 0, None, 0, 1, None],
                            "false_alarms": [0, 0, None, 2, 0, None]}).astype(
         {"hits": "Int64", "misses": "Int64", "false_alarms": "Int64"})
     assert signature_lines(1, scores, events) == [
         "lead 1 model, median over stations: FHV +5.0 %, FMS +2.0 %, FLV +0.0 %, peak timing 1.00 steps, "
-        "missed peaks 25%",
+        "missed peaks 25%, Peak-MAPE 20.0 %",
         "lead 1 model, flood events over stations (hits/misses/false alarms): 2-year 5/1/2, 5-year 1/1/0"]
     assert len(signature_lines(1, scores, events.iloc[:0])) == 1
+
+
+def test_signature_error_line_gives_the_median_relative_error_of_the_defined_signatures() -> None:
+    table = pd.DataFrame({"signature": ["q_mean", "q_mean", "q_mean", "hfd_mean", "runoff_ratio"],
+                          "relative_error": [-10.0, 5.0, 20.0, np.nan, 2.5]})
+    assert signature_error_line(1, table) == (
+        "lead 1 model, signatures' median error over stations: q_mean +5.0 %, runoff_ratio +2.5 %")
+    assert signature_error_line(2, table.iloc[3:4]).endswith("none defined")

@@ -15,6 +15,7 @@ from mlflow.tracking import MlflowClient
 
 from hydroseq.errors import ConfigError
 from hydroseq.scoring import metrics
+from hydroseq.scoring.peak_metrics import peak_mape
 from hydroseq.serving.pyfunc_logging import log_forecast_model
 from hydroseq.training import evaluate, train
 from hydroseq.training.checkpoint import Checkpoint
@@ -135,7 +136,19 @@ def test_evaluate_scores_model_and_baselines_and_logs_to_the_run(straight_run) -
     assert "test_model_lead0_event_csi_q95" in summary and "test_persistence_lead0_event_pod_q95" in summary
     artifacts = {item.path for item in MlflowClient(config.tracking.tracking_uri).list_artifacts(result.run_id,
                                                                                                   "evaluation")}
-    assert {"evaluation/events_test.csv", "evaluation/metrics_test.csv", "evaluation/summary_test.json"} <= artifacts
+    assert {"evaluation/events_test.csv", "evaluation/metrics_test.csv", "evaluation/summary_test.json",
+            "evaluation/signatures_test.csv"} <= artifacts
+    # Peak-MAPE beside the other metrics; the signatures of observed and forecast flows in their own table
+    assert row["peak_mape"] == pytest.approx(peak_mape(q[in_test], q[np.flatnonzero(in_test) - 1]), rel=1e-6)
+    signatures = pd.read_csv(report.signatures_csv_path, dtype={"station": str})
+    assert len(signatures) == 3 * 3 * 13
+    assert list(signatures.columns[:4]) == ["station", "lead", "forecast", "signature"]
+    mean_flow = signatures.query("station == '02064000' and forecast == 'persistence' and signature == 'q_mean'")
+    assert mean_flow["observed"].item() == pytest.approx(np.nanmean(q[in_test]), rel=1e-5)
+    ratio = signatures.query("forecast == 'model' and signature == 'runoff_ratio'")
+    assert ratio["observed"].between(0.05, 1.5).all() and ratio["simulated"].notna().all()
+    assert summary["test_model_lead0_median_q_mean_error"] == pytest.approx(
+        signatures.query("forecast == 'model' and signature == 'q_mean'")["error"].median(), rel=1e-5)
 
 
 def test_sequence_mode_with_lagged_target_trains_and_evaluates(tmp_path: Path, small_nc: Path, make_config) -> None:

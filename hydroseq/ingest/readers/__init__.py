@@ -9,7 +9,7 @@ from types import ModuleType
 
 from hydroseq.config.ingest import SourceConfig
 from hydroseq.errors import InputDataError
-from hydroseq.ingest.readers import camels, gridded, netcdf, table
+from hydroseq.ingest.readers import camels, gridded, netcdf, pi_xml, table
 from hydroseq.ingest.readers.base import RawSeries
 
 READERS: dict[str, ModuleType] = {
@@ -17,6 +17,7 @@ READERS: dict[str, ModuleType] = {
     "camels_us_streamflow": camels, "camels_us_forcing": camels,
     "caravan_netcdf": netcdf, "netcdf_station": netcdf,
     "netcdf_grid": gridded,
+    "pi_xml": pi_xml,
 }
 
 __all__ = ["READERS", "RawSeries", "source_files"]

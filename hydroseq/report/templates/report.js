@@ -93,7 +93,7 @@
   }
 
   function drawThresholds(st) {
-    const levels = DATA.thresholdLevels || [], values = numbers(st.thresholds);
+    const levels = DATA.thresholdLabels || [], values = numbers(st.thresholds);
     const shown = levels.map((level, k) => ({level: level, value: values[k], colour: THRESHOLD_COLOURS[k % 4]}))
       .filter((item) => Number.isFinite(item.value));
     model("thresholds_data").data = {y: shown.map((t) => t.value), colour: shown.map((t) => t.colour),
@@ -148,7 +148,8 @@
     if (st.note) notes.push(st.note);
     if (st.state === "ungauged") notes.push("Ungauged: the forecast is drawn without observations.");
     else if (!st.observed && st.state !== "skipped") notes.push("No observations are shown for this station.");
-    if (DATA.thresholdLevels.length && !thresholds.length) notes.push("This station has no flood thresholds.");
+    if (DATA.thresholdLabels.length && !thresholds.length) notes.push("This station has no thresholds.");
+    if (st.thresholdNote) notes.push(`No return-period flow: ${st.thresholdNote}.`);
     if (!st.bands && !st.members) notes.push("Deterministic model: the forecast is drawn without a band.");
     notes.forEach((note) => parts.push(element("p", note, "note")));
     if (st.state === "skipped") return parts;
@@ -165,11 +166,22 @@
     parts.push(table);
     if (st.skill) parts.push(element("p", `Skill: NSE over the hindcast ${DATA.skillPeriod}.`));
     else if (DATA.skillPeriod) parts.push(element("p", "This station was not scored in the hindcast."));
+    if (st.thresholdIntervals) parts.push(thresholdFits(st));
     const above = thresholds.filter((t) => t.value > model("y_range").end);
     if (above.length) {
       parts.push(element("p", "Above the chart: " + above.map((t) => `${t.level} ${format(t.value)} ${st.unit}`).join(", ") + "."));
     }
     return parts;
+  }
+
+  function thresholdFits(st) {
+    // derived return-period flows: each with its confidence interval and the water years it was fitted to
+    const [lower, upper] = st.thresholdIntervals.map(numbers), values = numbers(st.thresholds);
+    const share = `${Math.round(DATA.thresholdConfidence * 1000) / 10} %`;
+    const fits = DATA.thresholdLabels.map((label, k) => (Number.isFinite(lower[k]) && Number.isFinite(upper[k])
+      ? `${label} ${format(values[k])} ${st.unit} (${share} interval ${format(lower[k])} to ${format(upper[k])}, ` +
+        `${st.thresholdYears[k]} water years)` : null)).filter((text) => text);
+    return element("p", fits.join("; ") + ".", "thresholds");
   }
 
   function hindcastDetails(st) {
