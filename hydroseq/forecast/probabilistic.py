@@ -42,14 +42,18 @@ class TrainingRecord:
 
 def training_record(source: IngestedFile, levels: tuple[float, ...], thresholds_file: str | Path | None,
                     with_climatology: bool, rating_curve_file: str | Path | None = None,
-                    analysis: FrequencyAnalysis | None = None) -> TrainingRecord:
+                    analysis: FrequencyAnalysis | None = None) -> TrainingRecord | None:
     """Thresholds (the user's table, its stages through ``rating_curve_file``, else derived as ``analysis``
     says), event base rates and the climatological distribution.
+
+    A file without any of the model's training period (a basin new to the model, with a recent record) gets the
+    table's thresholds with unknown base rates, or None without a table: the forecast then publishes quantiles
+    but no threshold probabilities.
 
     Raises
     ------
     InputDataError
-        If the model's metadata do not say its training period, or the file holds none of it.
+        If the model's metadata do not say its training period, or a hindcast's file holds none of it.
     ConfigError
         If ``rating_curve_file`` is given without ``thresholds_file``.
     """
@@ -62,12 +66,19 @@ def training_record(source: IngestedFile, levels: tuple[float, ...], thresholds_
                                           "and base rates cannot be derived")
     times = source.times
     inside = np.flatnonzero(source.grid.period_mask(times, period))
+    stations = list(source.station_ids)
     if inside.size == 0:
-        raise InputDataError(source.path, f"the file holds none of the training period {period.start}..{period.end}, "
-                                          "from which the thresholds are derived", where="time")
+        if with_climatology:
+            raise InputDataError(source.path, f"the file holds none of the training period {period.start}.."
+                                              f"{period.end}, from which the hindcast's climatology is derived",
+                                 where="time")
+        if thresholds_file is None:  # a new basin's recent record: quantiles, but no derived thresholds
+            return None
+        rating_curves = read_rating_curves(rating_curve_file, stations) if rating_curve_file is not None else None
+        table = station_thresholds(np.empty((len(stations), 0)), times[:0], stations, thresholds_file, rating_curves)
+        return TrainingRecord(table, np.full(table.values.shape, np.nan), None)
     target = source.read_target(int(inside[0]), int(inside[-1]) + 1)
     train_times = times[inside[0]:inside[-1] + 1]
-    stations = list(source.station_ids)
     rating_curves = read_rating_curves(rating_curve_file, stations) if rating_curve_file is not None else None
     thresholds = station_thresholds(target, train_times, stations, thresholds_file, rating_curves, analysis,
                                     period_label=f"{period.start}..{period.end}")

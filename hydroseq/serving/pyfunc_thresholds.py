@@ -33,11 +33,13 @@ FLOOD_THRESHOLDS_FILE = "flood_thresholds.json"
 
 def derive_thresholds(data_path: str | Path, metadata: ExportMetadata) -> StationThresholds | None:
     """The thresholds ``hydroseq forecast`` derives from ``data_path`` for a model with ``metadata``;
-    None for a model without quantiles (it publishes no exceedance probability)."""
+    None for a model without quantiles, or a file without the model's training period (no exceedance probability
+    is published then)."""
     if not metadata.quantiles:
         return None
     with IngestedFile(data_path, metadata) as source:
-        return training_record(source, tuple(metadata.quantiles), None, with_climatology=False).thresholds
+        record = training_record(source, tuple(metadata.quantiles), None, with_climatology=False)
+    return record.thresholds if record is not None else None
 
 
 def _table(values: np.ndarray) -> list[list[float | None]]:

@@ -1,5 +1,6 @@
-"""The shipped regional base model (models/caravan-camels-us-daily/) forecasts the bundled basins as
-a fresh clone has them, without any training: it learned from 433 other basins and never saw these."""
+"""The shipped regional base models (models/caravan-camels-us-daily/ and its probabilistic sibling) forecast the
+bundled basins as a fresh clone has them, without any training: they learned from 433 other basins and never saw
+these."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from hydroseq.training.tracking import use_tracking_uri
 from tests.fixtures import REPO_ROOT, store_uri
 
 BASE_MODEL = REPO_ROOT / "models" / "caravan-camels-us-daily"
+PROBABILISTIC_BASE_MODEL = REPO_ROOT / "models" / "caravan-camels-us-daily-probabilistic"
 BUNDLED = set((REPO_ROOT / "data" / "daily_caravan_camels_us" / "basins.txt").read_text().split())
 
 
@@ -33,13 +35,38 @@ def test_the_base_model_forecasts_every_bundled_basin_without_training(ingested:
                  "--out", str(tmp_path / "cli.nc")]) == 0
 
 
-def test_the_base_model_has_one_scaling_for_all_basins_and_was_not_trained_on_the_bundled_ones() -> None:
-    metadata = ExportMetadata.read(BASE_MODEL)
+@pytest.mark.parametrize("model", [BASE_MODEL, PROBABILISTIC_BASE_MODEL], ids=lambda path: path.name)
+def test_the_base_model_has_one_scaling_for_all_basins_and_was_not_trained_on_the_bundled_ones(model: Path) -> None:
+    metadata = ExportMetadata.read(model)
     assert metadata.scalers["target"]["per_station"] == {}  # no basin's own statistics: any basin can be read
     assert metadata.lagged_target and metadata.leads == [1, 2, 3]
     assert metadata.train_config is not None and "caravan_regional" in str(metadata.train_config.data.path)
-    card = (BASE_MODEL / "MODEL_CARD.md").read_text()
+    card = (model / "MODEL_CARD.md").read_text()
     assert "pipelines/regional_base_model.sh" in card and "CC-BY-4.0" in card
+    ExportedModel(model)  # every release file matches SHA256SUMS
+
+
+def test_the_probabilistic_base_model_forecasts_quantiles_and_threshold_probabilities(ingested: Path,
+                                                                                      tmp_path: Path) -> None:
+    """On a file holding none of the model's training period (a new basin's recent record) the forecast publishes
+    the quantiles, and threshold probabilities where the user gives thresholds (none can be derived)."""
+    bare = run_forecast(PROBABILISTIC_BASE_MODEL, ingested, "2014-09-30", out=tmp_path / "bare.nc", show_progress=False)
+    assert bare.result.quantiles is not None and bare.result.exceedance is None
+    table = tmp_path / "thresholds.csv"
+    table.write_text("station,level,discharge\n" + "".join(f"{station},alert,0.5\n" for station in sorted(BUNDLED)))
+    run = run_forecast(PROBABILISTIC_BASE_MODEL, ingested, "2014-09-30", out=tmp_path / "forecast.nc",
+                       thresholds=table, show_progress=False)
+    assert set(run.result.stations) == BUNDLED and run.stations_forecast == 31
+    assert run.result.quantile_levels == (0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95)
+    quantiles = run.result.quantiles
+    assert quantiles is not None and np.isfinite(quantiles).all()
+    assert (np.diff(quantiles, axis=-1) >= 0).all()  # never crossing
+    assert (quantiles[..., -1] > quantiles[..., 0]).all()  # a spread at every station and lead
+    exceedance = run.result.exceedance
+    assert exceedance is not None and ((exceedance >= 0) & (exceedance <= 1)).all()
+    above = quantiles[0, :, 0, 3] > 0.5  # median above the threshold at lead 1: more likely than not exceeded
+    assert above.any() and (~above).any()
+    assert (exceedance[0, above, 0, 0] >= 0.5).all() and (exceedance[0, ~above, 0, 0] <= 0.5).all()
 
 
 def test_a_modified_release_file_fails_its_checksum(tmp_path: Path) -> None:
