@@ -54,8 +54,15 @@ class HydroseqRunError(RuntimeError):
     """A hydroseq benchmark child failed."""
 
 
-def hydroseq_config(protocol: Protocol, mode: str, data_path: Path, work_dir: Path) -> TrainConfig:
-    """hydroseq's protocol config for benchmark ``mode`` with the comparison's fixed settings applied."""
+def hydroseq_config(protocol: Protocol, mode: str, data_path: Path, work_dir: Path,
+                    own_batch_size: bool = False) -> TrainConfig:
+    """hydroseq's protocol config for benchmark ``mode`` with the comparison's fixed settings applied.
+
+    With ``protocol.lagged_target`` the observed target is an input and the target is one step
+    ahead (lead 1); without it per-step mode simulates the target at each input step (lead 0).
+    ``own_batch_size`` keeps the config's batch size instead of the protocol's (a per-step sample
+    is a whole chunk, not one target day).
+    """
     benchmark_mode = BENCHMARK_MODES[mode]
     base = load_config(BASE_CONFIGS[benchmark_mode.training_mode], TrainConfig).model_dump(mode="json")
     run_dir = work_dir / f"hydroseq_{mode}"
@@ -64,10 +71,12 @@ def hydroseq_config(protocol: Protocol, mode: str, data_path: Path, work_dir: Pa
         "static_inputs": list(protocol.static_inputs), "target": protocol.target, "stations": list(protocol.basins),
         "splits": {name: {"start": str(getattr(protocol, name).start), "end": str(getattr(protocol, name).end)}
                    for name in ("train", "validation", "test")},
-        "seq_len": protocol.seq_length, "lagged_target": False, "cache_dir": str(run_dir / "cache"),
+        "seq_len": protocol.seq_length, "lagged_target": protocol.lagged_target, "cache_dir": str(run_dir / "cache"),
+        "leads": [1] if protocol.lagged_target else None,
     })
     base["data"]["min_len"] = min(base["data"]["min_len"], protocol.seq_length)
-    base["batching"]["batch_size"] = protocol.batch_size
+    if not own_batch_size:
+        base["batching"]["batch_size"] = protocol.batch_size
     base["model"]["hidden_size"] = protocol.hidden_size
     per_step = benchmark_mode.training_mode == "per_step"
     base["training"].update(benchmark_mode.training_options)
@@ -107,6 +116,7 @@ def child_main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     import torch
 
+    from hydroseq.batching.loader import make_loader
     from hydroseq.training import evaluate, train
     from hydroseq.training.data import load_training_data
 
@@ -116,16 +126,23 @@ def child_main(argv: list[str] | None = None) -> int:
     data = load_training_data(config)
     loading_s = time.perf_counter() - start
     n_samples, lengths = len(data.train_set), data.train_set.lengths
-    del data
+    loader = make_loader(data.train_set, config.batching, shuffle=True, seed=config.training.seed)
+    updates_per_epoch = min(len(loader), config.training.max_batches_per_epoch or len(loader))
+    del data, loader
     shutil.rmtree(config.data.cache_dir, ignore_errors=True)  # train() then loads cold, as timed here
     result = train(config)
     report = evaluate(result.run_id, period="test", tracking_uri=result.tracking_uri).report
-    table = report.scores[report.scores["lead"] == report.scores["lead"].min()]
+    lead = int(report.scores["lead"].min())
+    table = report.scores[report.scores["lead"] == lead]
     payload = {
         "data_loading_s": loading_s, "train_samples": n_samples, "mean_length": float(lengths.mean()),
-        "history": result.history, "best_epoch": result.best_epoch, "run_id": result.run_id,
+        "updates_per_epoch": updates_per_epoch, "stopped_early_after": result.stopped_early_after,
+        "history": result.history, "best_epoch": result.best_epoch, "run_id": result.run_id, "lead": lead,
         "test": _scores(table, "model"),
         "baselines": {name: _scores(table, name) for name in ("persistence", "climatology")},
+        "station_nse": {name: dict(zip(rows["station"].astype(str), rows["nse"], strict=True))
+                        for name, rows in table.groupby("forecast") if name in ("model", "persistence", "climatology")},
+        "stations_beating_persistence": int(report.summary[f"test_lead{lead}_stations_beating_persistence"]),
     }
     write_text_atomic(args.out / "result.json", json.dumps(payload, indent=2, default=float))
     return 0
@@ -141,7 +158,23 @@ def run_hydroseq(protocol: Protocol, mode: str, data_path: Path, work_dir: Path,
         If the child fails or runs past ``timeout_s``.
     """
     config = hydroseq_config(protocol, mode, data_path, work_dir)
-    run_dir = work_dir / f"hydroseq_{mode}"
+    payload, peak_mib, wall_s = run_training_child(config, work_dir / f"hydroseq_{mode}", protocol.threads, timeout_s)
+    run = as_tool_run(BENCHMARK_MODES[mode].name, payload, peak_mib, wall_s, own_choices(config),
+                      config.data.spin_up, sequence_level=config.data.mode == "sequence")
+    return run, {name: TestScores(**values) for name, values in payload["baselines"].items()}
+
+
+def run_training_child(config: TrainConfig, run_dir: Path, threads: int,
+                       timeout_s: float | None = None) -> tuple[dict[str, Any], float, float]:
+    """Train and test ``config`` in a child process in ``run_dir`` (emptied first).
+
+    Returns the child's ``result.json``, its peak RSS in MiB and its wall seconds.
+
+    Raises
+    ------
+    HydroseqRunError
+        If the child fails or runs past ``timeout_s``.
+    """
     shutil.rmtree(run_dir, ignore_errors=True)
     config_path = run_dir / "config.yml"
     write_text_atomic(config_path, yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False))
@@ -149,15 +182,13 @@ def run_hydroseq(protocol: Protocol, mode: str, data_path: Path, work_dir: Path,
     log = run_dir / "train.log"
     start = time.perf_counter()
     try:
-        status, peak_mib = run_child(command, thread_environment(protocol.threads), log, timeout_s, cwd=REPO_ROOT)
+        status, peak_mib = run_child(command, thread_environment(threads), log, timeout_s, cwd=REPO_ROOT)
     except ChildTimeout as error:
         raise HydroseqRunError(str(error)) from None
     if status != 0:
-        raise HydroseqRunError(f"hydroseq {mode} exited with status {status}:\n{log_tail(log)}")
+        raise HydroseqRunError(f"hydroseq exited with status {status}:\n{log_tail(log)}")
     payload = json.loads((run_dir / "result.json").read_text())
-    run = as_tool_run(BENCHMARK_MODES[mode].name, payload, peak_mib, time.perf_counter() - start, own_choices(config),
-                      config.data.spin_up, sequence_level=config.data.mode == "sequence")
-    return run, {name: TestScores(**values) for name, values in payload["baselines"].items()}
+    return payload, peak_mib, time.perf_counter() - start
 
 
 def as_tool_run(name: str, payload: dict[str, Any], peak_mib: float, wall_s: float, choices: str,

@@ -62,6 +62,10 @@ class Protocol:
         time-to-accuracy curve more points. ``None`` for full epochs.
     threads
         torch intra-op threads for both tools.
+    lagged_target
+        Observed target up to the day before the target day as an input. hydroseq forecasts
+        Q(t+1) from inputs up to t (``data.lagged_target``, lead 1); NeuralHydrology predicts Q(t)
+        from every input shifted by one day (``lagged_features``), so both see the same days.
     """
 
     basins: tuple[str, ...]
@@ -79,6 +83,7 @@ class Protocol:
     per_step_epochs: int = 100
     max_updates_per_epoch: int | None = None
     seed: int = 0
+    lagged_target: bool = False
     threads: int = field(default_factory=lambda: default_threads())
     name: str = "full"
 

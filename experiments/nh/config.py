@@ -47,7 +47,21 @@ def nh_config(protocol: Protocol, data_dir: Path, basin_file: Path, run_dir: Pat
         config[f"{period}_end_date"] = nh_date(span.end)
     if protocol.max_updates_per_epoch is not None:
         config["max_updates_per_epoch"] = protocol.max_updates_per_epoch
+    if protocol.lagged_target:
+        config.update(lagged_inputs(protocol))
     return config
+
+
+def lagged_inputs(protocol: Protocol, lag: int = 1) -> dict[str, Any]:
+    """Inputs that end the day before the target day: every dynamic input and the target, shifted by ``lag``.
+
+    NeuralHydrology predicts Q(t) from the inputs up to t; with the forcing and the observed target
+    shifted by one day (``lagged_features``, which adds ``<name>_shift1`` columns) it reads the
+    forcing and Q up to t - 1, as hydroseq's lead-1 forecast of Q(t) issued at t - 1 does.
+    """
+    shifted = [*protocol.dynamic_inputs, protocol.target]
+    return {"lagged_features": {name: lag for name in shifted},
+            "dynamic_inputs": [f"{name}_shift{lag}" for name in shifted]}
 
 
 def write_nh_config(config: dict[str, Any], target: Path) -> Path:

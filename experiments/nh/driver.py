@@ -1,12 +1,18 @@
 """Train, validate and test NeuralHydrology with timing hooks; run by the NeuralHydrology venv's python.
 
-``python experiments/nh/driver.py --config RUN.yml --threads N --out DIR``
+``python experiments/nh/driver.py --config RUN.yml --threads N --out DIR [--patience P] [--max-minutes M]``
 
 This script runs in NeuralHydrology's own virtual environment, so it imports neither hydroseq nor
 the ``experiments`` package. NeuralHydrology's code is used unmodified: the script wraps a few
 methods of its trainer to read the clock (dataset construction, each training epoch, each
 validation) and to count the training samples, then evaluates the test period at the epoch with
-the best validation median NSE (the test period never picks the epoch). It writes to ``DIR``:
+the best validation median NSE (the test period never picks the epoch).
+
+``--patience P`` stops training once P validations in a row have not raised the best validation
+median NSE: the criterion hydroseq's ``training.patience`` uses. NeuralHydrology 1.13's own
+``early_stopping`` watches the mean validation loss instead, so it is not used here. ``--max-minutes M``
+stops it before a check that would end past M minutes of training and validation (judged by the
+last check's duration). The run's ``epochs`` stay the cap. It writes to ``DIR``:
 
 - ``timings.json``: the measurements, the run folder, the versions;
 - ``test_predictions.nc``: observed and simulated target per basin and day of the test period.
@@ -35,16 +41,46 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--config", required=True, type=Path)
     parser.add_argument("--threads", required=True, type=int)
     parser.add_argument("--out", required=True, type=Path)
+    parser.add_argument("--patience", type=int, default=None,
+                        help="stop after this many validations without a higher median NSE (default: never)")
+    parser.add_argument("--max-minutes", type=float, default=None,
+                        help="stop before a check that would end past this many minutes of training and validation")
     return parser.parse_args(argv)
+
+
+class EarlyStop(Exception):
+    """Raised at the start of the epoch after the one that exhausted the patience."""
+
+
+class MedianNSEStopper:
+    """Early stopping on validation median NSE, hydroseq's rule: stop after ``patience`` checks without a new
+    best (a NaN check is never one)."""
+
+    def __init__(self, patience: int | None) -> None:
+        self.patience = patience
+        self.best = -math.inf
+        self.checks_without_improvement = 0
+
+    def update(self, value: float) -> bool:
+        """Record one validation; whether training should stop now."""
+        if math.isfinite(value) and value > self.best:
+            self.best, self.checks_without_improvement = value, 0
+        else:
+            self.checks_without_improvement += 1
+        return self.patience is not None and self.checks_without_improvement >= self.patience
 
 
 class Recorder:
     """Collects the clock readings and counts of one run."""
 
-    def __init__(self) -> None:
-        self.values: dict[str, Any] = {"epochs": []}
+    def __init__(self, stopper: MedianNSEStopper | None = None, max_seconds: float | None = None) -> None:
+        self.values: dict[str, Any] = {"epochs": [], "stopped_early_after": None, "stopped_by": None}
         self.samples = 0
         self.validation_medians: dict[int, float] = {}
+        self.stopper = stopper or MedianNSEStopper(None)
+        self.max_seconds = max_seconds
+        self.started: float | None = None
+        self.check_started = 0.0
 
     def instrument_trainer(self, trainer: Any) -> None:
         """Wrap the trainer's dataset construction and epoch loop."""
@@ -59,8 +95,11 @@ class Recorder:
             return dataset
 
         def timed_epoch(epoch: int) -> None:
+            if self.values["stopped_early_after"] is not None:
+                raise EarlyStop
             self.samples = 0
-            start = time.perf_counter()
+            start = self.check_started = time.perf_counter()
+            self.started = self.started or start
             train_epoch(epoch=epoch)
             self.values["epochs"].append({"epoch": epoch, "train_s": time.perf_counter() - start,
                                           "samples": self.samples, "validation_s": math.nan})
@@ -87,10 +126,22 @@ class Recorder:
             start = time.perf_counter()
             results = evaluate(*args, **kwargs)
             self.values["epochs"][-1]["validation_s"] = time.perf_counter() - start
-            self.validation_medians[kwargs["epoch"]] = median_nse(results)
+            epoch = kwargs["epoch"]
+            self.validation_medians[epoch] = median_nse(results)
+            if self.stopper.update(self.validation_medians[epoch]):
+                self.values.update(stopped_early_after=epoch, stopped_by="patience")
+            elif self.out_of_time():
+                self.values.update(stopped_early_after=epoch, stopped_by="time budget")
             return results
 
         validator.evaluate = timed_evaluate
+
+    def out_of_time(self) -> bool:
+        """Whether one more check as long as the last one would end past ``max_seconds``."""
+        if self.max_seconds is None or self.started is None:
+            return False
+        now = time.perf_counter()
+        return now - self.started + (now - self.check_started) > self.max_seconds
 
 
 def median_nse(results: dict) -> float:
@@ -131,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     from neuralhydrology.training.basetrainer import BaseTrainer
     from neuralhydrology.utils.config import Config
 
-    recorder = Recorder()
+    recorder = Recorder(MedianNSEStopper(args.patience), None if args.max_minutes is None else args.max_minutes * 60)
     recorder.values["import_s"] = time.perf_counter() - STARTED
     cfg = Config(args.config)
     trainer = BaseTrainer(cfg=cfg)
@@ -142,7 +193,10 @@ def main(argv: list[str] | None = None) -> int:
     recorder.instrument_model(trainer.model)
     recorder.instrument_validator(trainer.validator)
     start = time.perf_counter()
-    trainer.train_and_validate()
+    try:
+        trainer.train_and_validate()
+    except EarlyStop:
+        pass
     recorder.values["train_and_validate_s"] = time.perf_counter() - start
 
     epoch = best_epoch(recorder.validation_medians)
@@ -158,6 +212,9 @@ def main(argv: list[str] | None = None) -> int:
         "test_epoch": epoch,
         "validation_median_nse": {str(k): v for k, v in recorder.validation_medians.items()},
         "batches_per_epoch": len(trainer.loader),
+        "updates_per_epoch": min(len(trainer.loader), cfg.max_updates_per_epoch or len(trainer.loader)),
+        "patience": args.patience,
+        "max_minutes": args.max_minutes,
         "threads": torch.get_num_threads(),
         "torch_version": torch.__version__,
         "neuralhydrology_version": metadata.version("neuralhydrology"),

@@ -58,6 +58,9 @@ class NHResult:
     threads: int
     versions: dict[str, str]
     seq_length: int
+    updates_per_epoch: int | None = None
+    stopped_early_after: int | None = None
+    stopped_by: str | None = None
 
 
 def prepare(protocol: Protocol, work_dir: Path, caravan_dir: Path = CARAVAN_DIR) -> Path:
@@ -72,8 +75,13 @@ def prepare(protocol: Protocol, work_dir: Path, caravan_dir: Path = CARAVAN_DIR)
 
 
 def run_nh(protocol: Protocol, work_dir: Path, python: Path, timeout_s: float | None = None,
-           caravan_dir: Path = CARAVAN_DIR) -> NHResult:
+           caravan_dir: Path = CARAVAN_DIR, patience: int | None = None,
+           max_minutes: float | None = None) -> NHResult:
     """Convert, configure, train, validate and test NeuralHydrology; parse its outputs.
+
+    ``patience``: stop after that many epochs without a higher validation median NSE;
+    ``max_minutes``: stop before an epoch and its validation would end past that many minutes of
+    training and validation. The protocol's ``epochs`` stay the cap; None trains every epoch.
 
     Raises
     ------
@@ -84,6 +92,10 @@ def run_nh(protocol: Protocol, work_dir: Path, python: Path, timeout_s: float | 
     out = work_dir / "nh_out"
     command = [str(python), str(DRIVER), "--config", str(config_path),
                "--threads", str(protocol.threads), "--out", str(out)]
+    if patience is not None:
+        command += ["--patience", str(patience)]
+    if max_minutes is not None:
+        command += ["--max-minutes", f"{max_minutes:.2f}"]
     start = time.perf_counter()
     log = work_dir / "nh.log"
     try:
@@ -122,6 +134,9 @@ def collect(out: Path, peak_rss_mib: float, wall_s: float, seq_length: int) -> N
         threads=timings["threads"],
         versions={"torch": timings["torch_version"], "neuralhydrology": timings["neuralhydrology_version"]},
         seq_length=seq_length,
+        updates_per_epoch=timings.get("updates_per_epoch"),
+        stopped_early_after=timings.get("stopped_early_after"),
+        stopped_by=timings.get("stopped_by"),
     )
 
 

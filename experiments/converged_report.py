@@ -1,0 +1,138 @@
+"""Write the converged head-to-head as Markdown, JSON and a PNG of the validation curves (all atomically)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+from benchmarks.files import atomic_path, write_text_atomic
+from experiments.converged import Check, ConvergedReport, ConvergedRun
+from experiments.report import _num, _table
+
+MARKDOWN_NAME = "converged.md"
+RAW_NAME = "converged.json"
+PLOT_NAME = "converged_curves.png"
+CURVE_ROWS = 10
+
+
+def _minutes(seconds: float) -> str:
+    return f"{seconds / 60:.1f} min"
+
+
+def _header(report: ConvergedReport) -> list[str]:
+    env, protocol, settings = report.environment, report.protocol, report.settings
+    return [
+        f"# hydroseq vs NeuralHydrology, trained until validation stops improving or time runs out ({protocol.name})",
+        "",
+        f"- commit `{env.commit}`, {env.date}",
+        f"- CPU: {env.cpu} ({env.logical_cpus} logical CPUs, shared), torch {env.torch}, Python {env.python}",
+        f"- threads per tool: {env.threads}; the runs one after the other in this invocation",
+        (f"- {len(protocol.basins)} basins; train {protocol.train.start}..{protocol.train.end}, validation "
+         f"{protocol.validation.start}..{protocol.validation.end}, test {protocol.test.start}..{protocol.test.end}"),
+        (f"- inputs: {', '.join(protocol.dynamic_inputs)} + {len(protocol.static_inputs)} static attributes; "
+         f"target {protocol.target}; LSTM hidden {protocol.hidden_size}, {protocol.seq_length}-day inputs, NSE loss"),
+        (f"- NeuralHydrology: a validation every {settings.nh_updates_per_check} updates, stopped after "
+         f"{settings.nh_patience} validations without a higher median NSE, at most {settings.nh_max_checks} "
+         f"validations ({settings.nh_max_checks * settings.nh_updates_per_check} updates); hydroseq: a validation "
+         "every epoch, its config's own patience and epoch cap"),
+        (f"- time budget: {settings.budget_minutes:g} min of wall time for all runs; hydroseq runs first, then each "
+         "NeuralHydrology run (lagged Q first) gets an even share of what is left, less 2 min for its imports, "
+         "data and test" if settings.budget_minutes else "- no time budget"),
+        "- every run is tested with the weights of its best validation check (the test period never picks it)",
+        "",
+    ]
+
+
+def _result_table(report: ConvergedReport) -> list[str]:
+    header = ["run", "test median NSE", "test mean NSE", "test median KGE", "test mean KGE", "beats persistence",
+              "best check (updates)", "stopped by", "updates in all", "to best check", "whole run"]
+    rows = []
+    for run in report.runs:
+        scores = run.test
+        rows.append([run.label, _num(scores.median_nse), _num(scores.mean_nse), _num(scores.median_kge),
+                     _num(scores.mean_kge), f"{run.beating_persistence} of {run.compared_with_persistence}",
+                     f"{run.best_check} ({run.best.updates:,})", run.stop, f"{run.checks[-1].updates:,}",
+                     _minutes(run.best.elapsed_s), _minutes(run.wall_s)])
+    for name, scores in report.baselines.items():
+        beating = "-"
+        if name == "climatology" and report.climatology_beating is not None:
+            beating = f"{report.climatology_beating[0]} of {report.climatology_beating[1]}"
+        rows.append([f"baseline: {name}", _num(scores.median_nse), _num(scores.mean_nse), _num(scores.median_kge),
+                     _num(scores.mean_kge), beating, "-", "-", "-", "-", "-"])
+    return ["## Test period", "",
+            "NSE and KGE per basin with `hydroseq.scoring.metrics` on each run's own predictions of the same basins "
+            "and days; median and mean over the basins. \"to best check\": data loading, training and validation "
+            "up to the best check; \"whole run\": the training child from start to end (imports, the checks after "
+            "the best one, the test).", "",
+            *_table(header, rows), ""]
+
+
+def curve_points(checks: tuple[Check, ...], best: int, rows: int = CURVE_ROWS) -> list[Check]:
+    """At most about ``rows`` evenly spread checks, always the first, the best and the last."""
+    if len(checks) <= rows:
+        return list(checks)
+    step = (len(checks) - 1) / (rows - 1)
+    keep = {round(i * step) for i in range(rows)} | {len(checks) - 1}
+    keep |= {i for i, check in enumerate(checks) if check.number == best}
+    return [checks[i] for i in sorted(keep)]
+
+
+def _curve_table(runs: list[ConvergedRun]) -> list[str]:
+    rows = []
+    for run in runs:
+        for check in curve_points(run.checks, run.best_check):
+            nse = _num(check.validation_median_nse)
+            rows.append([run.label, str(check.number), f"{check.updates:,}", _num(check.elapsed_s, 0),
+                         f"**{nse}**" if check.number == run.best_check else nse])
+    return ["## Validation curves", "",
+            f"Validation median NSE after a check (at most about {CURVE_ROWS} per run, the best in bold); seconds "
+            "of data loading, training and validation so far. Every check is in the JSON file.", "",
+            *_table(["run", "check", "updates", "seconds", "validation median NSE"], rows), "",
+            f"![validation median NSE against wall time]({PLOT_NAME})", ""]
+
+
+def _notes(report: ConvergedReport) -> list[str]:
+    lines = ["## What each tool sees, and what differs", "", *[f"- {note}" for note in report.notes], "",
+             "## Recipes", "", *[f"- {run.label}: {run.recipe}; peak RSS {run.peak_rss_mib:,.0f} MiB"
+                                 for run in report.runs], ""]
+    if report.skipped:
+        lines += ["## Skipped", "", *[f"- {reason}" for reason in report.skipped], ""]
+    return lines
+
+
+def render_markdown(report: ConvergedReport) -> str:
+    """The whole report as Markdown."""
+    return "\n".join(_header(report) + _result_table(report) + _curve_table(report.runs) + _notes(report))
+
+
+def plot_curves(runs: list[ConvergedRun], target: Path) -> None:
+    """Validation median NSE against wall time, one line per run, the best check marked; written atomically."""
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(7.5, 4.5), dpi=120)
+    axes = figure.subplots()
+    for run in runs:
+        if not run.checks:
+            continue
+        line, = axes.plot([c.elapsed_s / 60 for c in run.checks], [c.validation_median_nse for c in run.checks],
+                          marker=".", label=run.label)
+        axes.plot(run.best.elapsed_s / 60, run.best.validation_median_nse, marker="*", markersize=12,
+                  color=line.get_color())
+    axes.set_xlabel("data loading + training + validation [min]")
+    axes.set_ylabel("validation median NSE")
+    axes.set_title("Validation curves (best check starred)")
+    axes.grid(alpha=0.3)
+    axes.legend(loc="lower right", fontsize="small")
+    figure.tight_layout()
+    with atomic_path(target) as tmp:
+        figure.savefig(tmp, format="png")
+
+
+def write_converged_report(report: ConvergedReport, out_dir: Path) -> Path:
+    """Write ``converged.md``, ``converged.json`` and ``converged_curves.png`` into ``out_dir``; the Markdown's path."""
+    markdown = out_dir / MARKDOWN_NAME
+    plot_curves(report.runs, out_dir / PLOT_NAME)
+    write_text_atomic(out_dir / RAW_NAME, json.dumps(dataclasses.asdict(report), indent=1, default=str))
+    write_text_atomic(markdown, render_markdown(report))
+    return markdown
