@@ -185,6 +185,16 @@ def per_step_forecast_data_config(**extra: object) -> DataConfig:
                                           "test": {"start": "1992-01-01", "end": "1992-12-31"}}, **extra})
 
 
+def replace_line(path: Path, line: int, new: str | None) -> None:
+    """Replace the 1-based ``line`` of the text file ``path`` with ``new`` (None deletes it)."""
+    lines = path.read_text().splitlines()
+    if new is None:
+        del lines[line - 1]
+    else:
+        lines[line - 1] = new
+    path.write_text("\n".join(lines) + "\n")
+
+
 def caravan_copies_with_a_duplicated_date(folder: Path, stations: Sequence[str], broken: str) -> Path:
     """Copies of the bundled Caravan CSVs of ``stations`` in ``folder``; in ``broken``'s, one date written twice."""
     folder.mkdir(parents=True, exist_ok=True)

@@ -16,6 +16,7 @@ from hydroseq.cli import main
 from hydroseq.config import IngestConfig, validate_config
 from hydroseq.errors import ExitCode, HydroseqError, InputDataError
 from hydroseq.ingest import ingest
+from tests.fixtures import replace_line
 
 STATIONS = ["01022500", "01052500"]
 
@@ -41,26 +42,18 @@ def _setup(folder: Path, data_dir: Path, on_bad_station: str = "fail", rows: int
     }
 
 
-def _edit(path: Path, line: int, new: str | None) -> None:
-    lines = path.read_text().splitlines()
-    if new is None:
-        del lines[line - 1]
-    else:
-        lines[line - 1] = new
-    path.write_text("\n".join(lines) + "\n")
-
 
 def _run(folder: Path, config: dict):
     return ingest(validate_config(config, IngestConfig), folder / "out" / "data.nc", show_progress=False)
 
 
 CASES = [
-    ("text in a numeric column", lambda p: _edit(p, 5, "1981-01-04,abc,-1.0,1.0,2.0"),
+    ("text in a numeric column", lambda p: replace_line(p, 5, "1981-01-04,abc,-1.0,1.0,2.0"),
      ["line 5", "'abc' is not a number"]),
-    ("truncated line", lambda p: _edit(p, 7, "1981-01-06,1.2"), ["line 7", "fields"]),
-    ("duplicated timestamp", lambda p: _edit(p, 9, "1981-01-07,1,1,1,1"), ["duplicated timestamp", "line 9"]),
-    ("unsorted timestamps", lambda p: _edit(p, 9, "1980-12-01,1,1,1,1"), ["unsorted", "line 9"]),
-    ("unparsable date", lambda p: _edit(p, 4, "1981-13-45,1,1,1,1"), ["line 4", "cannot be parsed"]),
+    ("truncated line", lambda p: replace_line(p, 7, "1981-01-06,1.2"), ["line 7", "fields"]),
+    ("duplicated timestamp", lambda p: replace_line(p, 9, "1981-01-07,1,1,1,1"), ["duplicated timestamp", "line 9"]),
+    ("unsorted timestamps", lambda p: replace_line(p, 9, "1980-12-01,1,1,1,1"), ["unsorted", "line 9"]),
+    ("unparsable date", lambda p: replace_line(p, 4, "1981-13-45,1,1,1,1"), ["line 4", "cannot be parsed"]),
     ("empty file", lambda p: p.write_text(""), ["empty"]),
     ("header only", lambda p: p.write_text(p.read_text().splitlines()[0] + "\n"), ["no overlap"]),
     ("missing column", lambda p: p.write_text(p.read_text().replace("streamflow", "flow")),
@@ -85,7 +78,7 @@ def test_bad_file_fails_with_a_clear_message_and_writes_nothing(tmp_path, data_d
 
 def test_skip_mode_drops_the_bad_station_and_reports_why(tmp_path, data_dir):
     config = _setup(tmp_path, data_dir, on_bad_station="skip")
-    _edit(tmp_path / "src" / "01052500.csv", 5, "1981-01-04,abc,-1.0,1.0,2.0")
+    replace_line(tmp_path / "src" / "01052500.csv", 5, "1981-01-04,abc,-1.0,1.0,2.0")
     report = _run(tmp_path, config)
     assert report.stations["station"].tolist() == ["01022500"]
     assert "01052500" in report.dropped and "line 5" in report.dropped["01052500"]
@@ -138,7 +131,7 @@ def test_area_needed_but_missing_names_the_station(tmp_path, data_dir):
 
 def test_cli_prints_one_line_error_and_exits_input_data(tmp_path, data_dir, capsys):
     config = _setup(tmp_path, data_dir)
-    _edit(tmp_path / "src" / "01052500.csv", 5, "1981-01-04,abc,-1.0,1.0,2.0")
+    replace_line(tmp_path / "src" / "01052500.csv", 5, "1981-01-04,abc,-1.0,1.0,2.0")
     import yaml
     (tmp_path / "ingest.yaml").write_text(yaml.safe_dump(config))
     status = main(["ingest", "--config", str(tmp_path / "ingest.yaml"), "--out", str(tmp_path / "out.nc")])

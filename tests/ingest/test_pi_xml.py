@@ -19,6 +19,7 @@ from hydroseq.config import IngestConfig, validate_config
 from hydroseq.errors import InputDataError
 from hydroseq.fileio.pi_xml import read_pi_series
 from hydroseq.ingest import ingest
+from tests.fixtures import replace_line
 from tests.ingest.pi_builders import Series, caravan_series, pi_text, write_pi
 
 STATIONS = ["01022500", "05057200", "11532500"]  # standard time UTC-5, UTC-6, UTC-8
@@ -76,14 +77,6 @@ def _line_of(path: Path, pattern: str, occurrence: int = 0) -> int:
     return [k + 1 for k, line in enumerate(path.read_text().splitlines()) if re.search(pattern, line)][occurrence]
 
 
-def _replace_line(path: Path, line: int, new: str | None) -> None:
-    lines = path.read_text().splitlines()
-    if new is None:
-        del lines[line - 1]
-    else:
-        lines[line - 1] = new
-    path.write_text("\n".join(lines) + "\n")
-
 
 def _event_line(path: Path, occurrence: int = 0) -> int:
     """The line of the event ending the local day 2013-01-05 of the second station (UTC-6: 07:00 in UTC+1)."""
@@ -92,12 +85,12 @@ def _event_line(path: Path, occurrence: int = 0) -> int:
 
 def _damage_event(text: str) -> Callable[[Path], None]:
     """Replace that event of the second station's streamflow by ``text``."""
-    return lambda path: _replace_line(path, _event_line(path), f"        {text}")
+    return lambda path: replace_line(path, _event_line(path), f"        {text}")
 
 
 def _duplicate_event(path: Path) -> None:
     line = _event_line(path)
-    _replace_line(path, line + 1, path.read_text().splitlines()[line - 1])
+    replace_line(path, line + 1, path.read_text().splitlines()[line - 1])
 
 
 def _with_a_second_member(path: Path) -> None:
