@@ -1,6 +1,6 @@
 """A converged head-to-head: NeuralHydrology and hydroseq, each trained until validation stops improving.
 
-``python -m experiments.converged [--quick]``
+``python -m experiments.converged [--quick] [--work-dir DIR [--resume]] [--nh-jobs 2]``
 
 On one protocol (the 31 bundled basins, the water-year split, P/T/PET + 13 attributes, hidden 64,
 365-day inputs, NSE loss, one thread per tool, the tools one after the other), with and without
@@ -14,7 +14,11 @@ the observed discharge of the day before as an input:
   median NSE, at most ``--nh-max-checks`` checks, and within its share of ``--budget-minutes``
   (the wall time of all runs; the report says which of the three ended each run).
 
-Each run is tested with the weights of its best validation check. Writes ``converged.md``,
+Each run is tested with the weights of its best validation check. ``--resume`` (with the ``--work-dir`` of an
+earlier invocation) keeps the hydroseq runs that finished there with the same config and continues each
+NeuralHydrology run that the time budget or the cap stopped from its last check (NeuralHydrology's
+``continue_training``), its earlier checks counting towards the patience; ``--nh-jobs 2`` runs the two
+NeuralHydrology runs at the same time (one thread each). Writes ``converged.md``,
 ``converged.json`` and ``converged_curves.png`` to ``experiments/results/`` (``--quick``: two
 basins, short periods, a few updates, into a temporary folder; it proves the harness only).
 """
@@ -23,10 +27,14 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import os
 import sys
 import tempfile
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,9 +43,16 @@ import numpy as np
 
 from experiments.compare import ingest_dataset, nh_interpreter, same_observations
 from experiments.environment import Environment, current_environment
-from experiments.hydroseq_side import BASE_CONFIGS, HydroseqRunError, hydroseq_config, own_choices, run_training_child
+from experiments.hydroseq_side import (
+    BASE_CONFIGS,
+    HydroseqRunError,
+    finished_training_child,
+    hydroseq_config,
+    own_choices,
+    run_training_child,
+)
 from experiments.measures import TestScores, score_series
-from experiments.nh.runner import NHResult, NHRunError, run_nh
+from experiments.nh.runner import NHResult, NHRunError, collect, run_nh
 from experiments.protocol import REPO_ROOT, Protocol, full_protocol, quick_protocol
 from hydroseq.scoring import metrics
 from hydroseq.scoring.skill import stations_beating
@@ -59,6 +74,8 @@ class Settings:
     nh_seed: int = 0
     budget_minutes: float | None = 75.0
     timeout_s: float | None = None
+    resume: bool = False
+    nh_jobs: int = 1
 
 
 QUICK_SETTINGS = Settings(nh_updates_per_check=2, nh_patience=1, nh_max_checks=3, budget_minutes=None)
@@ -153,12 +170,17 @@ def converged_protocol(quick: bool, settings: Settings) -> Protocol:
     return protocol
 
 
-def hydroseq_run(protocol: Protocol, data_path: Path, work_dir: Path, timeout_s: float | None) -> tuple[
-        ConvergedRun, dict[str, Any]]:
-    """Train and test hydroseq per-step with its own recipe on ``protocol``; the run and the child's payload."""
+def hydroseq_run(protocol: Protocol, data_path: Path, work_dir: Path, timeout_s: float | None,
+                 reuse: bool = False) -> tuple[ConvergedRun, dict[str, Any]]:
+    """Train and test hydroseq per-step with its own recipe on ``protocol``; the run and the child's payload.
+
+    ``reuse``: take the run that finished in ``work_dir`` with the same config instead, if there is one.
+    """
     name = f"hydroseq_{'lagged' if protocol.lagged_target else 'simulation'}_seed{protocol.seed}"
     config = hydroseq_config(protocol, "per_step", data_path, work_dir / name, own_batch_size=True)
-    payload, peak_mib, wall_s = run_training_child(config, work_dir / name / "run", protocol.threads, timeout_s)
+    finished = finished_training_child(config, work_dir / name / "run") if reuse else None
+    payload, peak_mib, wall_s = finished or run_training_child(config, work_dir / name / "run", protocol.threads,
+                                                               timeout_s)
     per_epoch = int(payload["updates_per_epoch"])
     checks, elapsed = [], float(payload["data_loading_s"])
     for row in payload["history"]:
@@ -178,14 +200,24 @@ def hydroseq_run(protocol: Protocol, data_path: Path, work_dir: Path, timeout_s:
 
 
 def nh_run(protocol: Protocol, settings: Settings, work_dir: Path, python: Path, persistence_nse: dict[str, float],
-           max_minutes: float | None = None) -> tuple[ConvergedRun, NHResult]:
+           max_minutes: float | None = None, files_lock: threading.Lock | None = None) -> tuple[
+        ConvergedRun, NHResult]:
     """Train NeuralHydrology with early stopping in its driver, test its best check; the run and NH's result.
 
-    ``max_minutes``: the run's share of the time budget for training and validation.
+    ``max_minutes``: the run's share of the time budget for training and validation. With ``settings.resume``, a
+    run that finished in ``work_dir`` on patience is taken as it is and one stopped otherwise is continued.
+    ``files_lock``: see :func:`experiments.nh.runner.run_nh`.
     """
     name = f"nh_{'lagged' if protocol.lagged_target else 'simulation'}_seed{protocol.seed}"
-    result = run_nh(protocol, work_dir / name, python, settings.timeout_s, patience=settings.nh_patience,
-                    max_minutes=max_minutes)
+    earlier = work_dir / name / "nh_out" / "timings.json"
+    stopped_by = json.loads(earlier.read_text()).get("stopped_by") if settings.resume and earlier.exists() else None
+    if stopped_by == "patience":
+        timings = json.loads(earlier.read_text())
+        with files_lock or nullcontext():
+            result = collect(earlier.parent, timings["maxrss_kib"] / 1024, timings["total_s"], protocol.seq_length)
+    else:
+        result = run_nh(protocol, work_dir / name, python, settings.timeout_s, patience=settings.nh_patience,
+                        max_minutes=max_minutes, resume=earlier.exists() and settings.resume, files_lock=files_lock)
     per_check = int(result.updates_per_epoch or settings.nh_updates_per_check)
     checks, elapsed = [], result.data_loading_s
     for epoch in result.epochs:
@@ -255,7 +287,7 @@ def run_converged(protocol: Protocol, settings: Settings, work_dir: Path, out_di
         for seed in settings.hydroseq_seeds:
             variant = dataclasses.replace(protocol, lagged_target=lagged, seed=seed)
             try:
-                run, payload = hydroseq_run(variant, data_path, work_dir, settings.timeout_s)
+                run, payload = hydroseq_run(variant, data_path, work_dir, settings.timeout_s, reuse=settings.resume)
             except HydroseqRunError as error:
                 skipped.append(f"{HYDROSEQ_TOOL} (lagged Q {lagged}, seed {seed}) failed: {error}")
                 continue
@@ -264,17 +296,35 @@ def run_converged(protocol: Protocol, settings: Settings, work_dir: Path, out_di
                 baselines = {name: TestScores(**values) for name, values in payload["baselines"].items()}
                 baseline_nse = {name: payload["station_nse"][name] for name in baselines}
     if nh_python is not None:
-        for left, lagged in ((2, True), (1, False)):
+        persistence = baseline_nse.get("persistence", {})
+        files_lock = threading.Lock()
+
+        def one_nh_run(lagged: bool, runs_left: int) -> tuple[ConvergedRun, NHResult] | str:
             variant = dataclasses.replace(protocol, lagged_target=lagged)
-            share = None if deadline is None else (deadline - time.monotonic()) / 60 / left - NH_OVERHEAD_MINUTES
+            share = None if deadline is None else (deadline - time.monotonic()) / 60 / runs_left - NH_OVERHEAD_MINUTES
             try:
-                run, result = nh_run(variant, settings, work_dir, nh_python, baseline_nse.get("persistence", {}),
-                                     max_minutes=share)
+                return nh_run(variant, settings, work_dir, nh_python, persistence, max_minutes=share,
+                              files_lock=files_lock)
             except NHRunError as error:
-                skipped.append(f"{NH_TOOL} (lagged Q {lagged}) failed: {error}")
+                return f"{NH_TOOL} (lagged Q {lagged}) failed: {error}"
+
+        if settings.nh_jobs > 1:
+            with ThreadPoolExecutor(max_workers=2) as pool:
+                outcomes = list(pool.map(one_nh_run, (True, False), (1, 1)))
+        else:
+            outcomes = [one_nh_run(True, 2), one_nh_run(False, 1)]
+        for outcome in outcomes:
+            if isinstance(outcome, str):
+                skipped.append(outcome)
                 continue
+            run, result = outcome
             runs.append(run)
             notes.append(f"{run.label}: {same_observations(result, data_path, protocol)}")
+            if result.resumed_after:
+                checks = ", ".join(map(str, result.resumed_after))
+                notes.append(f"{run.label}: continued from its saved check(s) {checks} with NeuralHydrology's "
+                             "`continue_training` (model and optimizer state restored, batches drawn anew from the "
+                             "seed); wall time and updates include every part")
     climatology_beating = None
     if baseline_nse:
         climatology_beating = stations_beating(*_aligned(baseline_nse["climatology"], baseline_nse["persistence"]))
@@ -302,14 +352,19 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="wall time for all runs; NeuralHydrology's runs share what hydroseq's leave (default 75; "
                              "0: no budget)")
     parser.add_argument("--timeout", type=float, default=None, help="seconds allowed per training child")
+    parser.add_argument("--resume", action="store_true",
+                        help="with --work-dir of an earlier invocation: keep its finished hydroseq runs and continue "
+                             "its NeuralHydrology runs that did not stop on patience")
+    parser.add_argument("--nh-jobs", type=int, choices=[1, 2], default=None,
+                        help="NeuralHydrology runs at the same time (default 1: one after the other)")
     return parser.parse_args(argv)
 
 
 def settings_from(args: argparse.Namespace) -> Settings:
     """The quick or full settings with the command line's changes."""
     settings = QUICK_SETTINGS if args.quick else Settings()
-    changes: dict[str, Any] = {"timeout_s": args.timeout}
-    for name in ("nh_updates_per_check", "nh_patience", "nh_max_checks"):
+    changes: dict[str, Any] = {"timeout_s": args.timeout, "resume": args.resume}
+    for name in ("nh_updates_per_check", "nh_patience", "nh_max_checks", "nh_jobs"):
         if getattr(args, name) is not None:
             changes[name] = getattr(args, name)
     if args.budget_minutes is not None:
@@ -322,6 +377,9 @@ def settings_from(args: argparse.Namespace) -> Settings:
 def main(argv: list[str] | None = None) -> int:
     """Command line entry point; see the module docstring."""
     args = _parse_args(argv)
+    if args.resume and args.work_dir is None:
+        print("python -m experiments.converged: --resume needs the --work-dir of the run to continue", file=sys.stderr)
+        return 2
     settings = settings_from(args)
     protocol = converged_protocol(args.quick, settings)
     nh_python, reason = nh_interpreter(args.nh, args.quick)

@@ -27,7 +27,9 @@ def _header(report: ConvergedReport) -> list[str]:
         "",
         f"- commit `{env.commit}`, {env.date}",
         f"- CPU: {env.cpu} ({env.logical_cpus} logical CPUs, shared), torch {env.torch}, Python {env.python}",
-        f"- threads per tool: {env.threads}; the runs one after the other in this invocation",
+        f"- threads per tool: {env.threads}; " + (
+            "hydroseq's runs one after the other, then the two NeuralHydrology runs at the same time (a core each)"
+            if settings.nh_jobs > 1 else "the runs one after the other in this invocation"),
         (f"- {len(protocol.basins)} basins; train {protocol.train.start}..{protocol.train.end}, validation "
          f"{protocol.validation.start}..{protocol.validation.end}, test {protocol.test.start}..{protocol.test.end}"),
         (f"- inputs: {', '.join(protocol.dynamic_inputs)} + {len(protocol.static_inputs)} static attributes; "
@@ -39,6 +41,9 @@ def _header(report: ConvergedReport) -> list[str]:
         (f"- time budget: {settings.budget_minutes:g} min of wall time for all runs; hydroseq runs first, then each "
          "NeuralHydrology run (lagged Q first) gets an even share of what is left, less 2 min for its imports, "
          "data and test" if settings.budget_minutes else "- no time budget"),
+        *(["- resumed: this invocation kept the hydroseq runs and continued the NeuralHydrology runs of an earlier "
+           "one from their last checks (the notes say which); wall times and updates include every part"]
+          if settings.resume else []),
         "- every run is tested with the weights of its best validation check (the test period never picks it)",
         "",
     ]

@@ -164,11 +164,15 @@ def run_hydroseq(protocol: Protocol, mode: str, data_path: Path, work_dir: Path,
     return run, {name: TestScores(**values) for name, values in payload["baselines"].items()}
 
 
+CHILD_RECORD = "child.json"
+
+
 def run_training_child(config: TrainConfig, run_dir: Path, threads: int,
                        timeout_s: float | None = None) -> tuple[dict[str, Any], float, float]:
     """Train and test ``config`` in a child process in ``run_dir`` (emptied first).
 
-    Returns the child's ``result.json``, its peak RSS in MiB and its wall seconds.
+    Returns the child's ``result.json``, its peak RSS in MiB and its wall seconds (the last two also written to
+    ``child.json`` there).
 
     Raises
     ------
@@ -188,7 +192,21 @@ def run_training_child(config: TrainConfig, run_dir: Path, threads: int,
     if status != 0:
         raise HydroseqRunError(f"hydroseq exited with status {status}:\n{log_tail(log)}")
     payload = json.loads((run_dir / "result.json").read_text())
-    return payload, peak_mib, time.perf_counter() - start
+    wall_s = time.perf_counter() - start
+    write_text_atomic(run_dir / CHILD_RECORD, json.dumps({"peak_rss_mib": peak_mib, "wall_s": wall_s}))
+    return payload, peak_mib, wall_s
+
+
+def finished_training_child(config: TrainConfig, run_dir: Path) -> tuple[dict[str, Any], float, float] | None:
+    """What :func:`run_training_child` returned for ``config`` in ``run_dir``, if it finished there with exactly
+    this config; otherwise None."""
+    config_path, result_path, record_path = run_dir / "config.yml", run_dir / "result.json", run_dir / CHILD_RECORD
+    if not (config_path.exists() and result_path.exists() and record_path.exists()):
+        return None
+    if yaml.safe_load(config_path.read_text()) != config.model_dump(mode="json"):
+        return None
+    record = json.loads(record_path.read_text())
+    return json.loads(result_path.read_text()), float(record["peak_rss_mib"]), float(record["wall_s"])
 
 
 def as_tool_run(name: str, payload: dict[str, Any], peak_mib: float, wall_s: float, choices: str,

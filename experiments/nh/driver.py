@@ -1,6 +1,6 @@
 """Train, validate and test NeuralHydrology with timing hooks; run by the NeuralHydrology venv's python.
 
-``python experiments/nh/driver.py --config RUN.yml --threads N --out DIR [--patience P] [--max-minutes M]``
+``python experiments/nh/driver.py --config RUN.yml --threads N --out DIR [--patience P] [--max-minutes M] [--resume]``
 
 This script runs in NeuralHydrology's own virtual environment, so it imports neither hydroseq nor
 the ``experiments`` package. NeuralHydrology's code is used unmodified: the script wraps a few
@@ -12,9 +12,16 @@ the best validation median NSE (the test period never picks the epoch).
 median NSE: the criterion hydroseq's ``training.patience`` uses. NeuralHydrology 1.13's own
 ``early_stopping`` watches the mean validation loss instead, so it is not used here. ``--max-minutes M``
 stops it before a check that would end past M minutes of training and validation (judged by the
-last check's duration). The run's ``epochs`` stay the cap. It writes to ``DIR``:
+last check's duration). The run's ``epochs`` stay the cap.
 
-- ``timings.json``: the measurements, the run folder, the versions;
+``--resume`` continues the run that ``DIR/timings.json`` describes from its last saved check, with
+NeuralHydrology's own ``continue_training`` (its model and optimizer state; NeuralHydrology writes the
+new checks into a ``continue_training_from_epochNNN`` folder of that run and draws its batches anew
+from the config's seed). The earlier checks count towards the patience and the choice of the test
+check as if the run had not stopped; ``--max-minutes`` counts from the resumption. It writes to ``DIR``:
+
+- ``timings.json``: the measurements, the run folder of every check, the versions (a resumed run's
+  earlier checks and timings included; ``resumed_after`` lists the checks after which it stopped);
 - ``test_predictions.nc``: observed and simulated target per basin and day of the test period.
 
 NeuralHydrology itself writes ``validation/model_epochNNN/validation_metrics.csv`` and
@@ -45,6 +52,8 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="stop after this many validations without a higher median NSE (default: never)")
     parser.add_argument("--max-minutes", type=float, default=None,
                         help="stop before a check that would end past this many minutes of training and validation")
+    parser.add_argument("--resume", action="store_true",
+                        help="continue the run of DIR/timings.json from its last check (the config's epochs: the cap)")
     return parser.parse_args(argv)
 
 
@@ -81,6 +90,20 @@ class Recorder:
         self.max_seconds = max_seconds
         self.started: float | None = None
         self.check_started = 0.0
+        self.run_dir = ""
+
+    def restore(self, previous: dict[str, Any]) -> None:
+        """Take over the checks of an earlier part of this run, replaying them through the stopper."""
+        for key in ("import_s", "dataset_s", "setup_s", "train_samples_available"):
+            self.values[key] = previous[key]
+        self.values["epochs"] = [{"run_dir": previous["run_dir"], **epoch} for epoch in previous["epochs"]]
+        self.values["resumed_after"] = [*previous.get("resumed_after", []), previous["epochs"][-1]["epoch"]]
+        for total, part in (("earlier_train_and_validate_s", "train_and_validate_s"), ("earlier_total_s", "total_s")):
+            self.values[total] = previous.get(total, 0.0) + previous[part]
+        self.values["earlier_maxrss_kib"] = max(previous.get("earlier_maxrss_kib", 0), previous["maxrss_kib"])
+        for epoch, value in sorted((int(epoch), value) for epoch, value in previous["validation_median_nse"].items()):
+            self.validation_medians[epoch] = value
+            self.stopper.update(value)
 
     def instrument_trainer(self, trainer: Any) -> None:
         """Wrap the trainer's dataset construction and epoch loop."""
@@ -90,8 +113,9 @@ class Recorder:
         def timed_dataset() -> Any:
             start = time.perf_counter()
             dataset = build_dataset()
-            self.values["dataset_s"] = time.perf_counter() - start
-            self.values["train_samples_available"] = len(dataset)
+            if "dataset_s" not in self.values:
+                self.values["dataset_s"] = time.perf_counter() - start
+                self.values["train_samples_available"] = len(dataset)
             return dataset
 
         def timed_epoch(epoch: int) -> None:
@@ -101,8 +125,9 @@ class Recorder:
             start = self.check_started = time.perf_counter()
             self.started = self.started or start
             train_epoch(epoch=epoch)
-            self.values["epochs"].append({"epoch": epoch, "train_s": time.perf_counter() - start,
-                                          "samples": self.samples, "validation_s": math.nan})
+            self.values["epochs"].append({"run_dir": self.run_dir, "epoch": epoch,
+                                          "train_s": time.perf_counter() - start, "samples": self.samples,
+                                          "validation_s": math.nan})
 
         trainer._get_dataset = timed_dataset
         trainer._train_epoch = timed_epoch
@@ -159,6 +184,20 @@ def best_epoch(medians: dict[int, float]) -> int:
     return max(finite, key=lambda epoch: (finite[epoch], -epoch))
 
 
+def resumed_config(config_class: Any, previous: dict[str, Any], max_epochs: int) -> Any:
+    """NeuralHydrology's config to continue the run ``previous`` describes, as its ``continue_run`` builds it,
+    allowed the checks left up to ``max_epochs`` in all."""
+    run_dir = Path(previous["run_dir"])
+    cfg = config_class(run_dir / "config.yml")
+    last = previous["epochs"][-1]["epoch"]
+    if last >= max_epochs:
+        raise SystemExit(f"{run_dir}: the run already has {last} checks, the cap is {max_epochs}; raise the cap")
+    cfg.update_config({"epochs": max_epochs - last})
+    cfg.run_dir = run_dir
+    cfg.is_continue_training = True
+    return cfg
+
+
 def write_test_predictions(results: dict, target_variable: str, path: Path) -> None:
     """Observed and simulated target of every basin on the test days, as NetCDF (basin, date)."""
     import xarray
@@ -183,13 +222,21 @@ def main(argv: list[str] | None = None) -> int:
     from neuralhydrology.utils.config import Config
 
     recorder = Recorder(MedianNSEStopper(args.patience), None if args.max_minutes is None else args.max_minutes * 60)
-    recorder.values["import_s"] = time.perf_counter() - STARTED
     cfg = Config(args.config)
+    if args.resume:
+        previous = json.loads((args.out / "timings.json").read_text())
+        cfg = resumed_config(Config, previous, cfg.epochs)
+        recorder.restore(previous)
+        if recorder.stopper.patience is not None and recorder.stopper.checks_without_improvement >= args.patience:
+            raise SystemExit(f"{args.out / 'timings.json'}: the run had already stopped on patience; nothing to resume")
+    else:
+        recorder.values["import_s"] = time.perf_counter() - STARTED
     trainer = BaseTrainer(cfg=cfg)
     recorder.instrument_trainer(trainer)
     start = time.perf_counter()
     trainer.initialize_training()
-    recorder.values["setup_s"] = time.perf_counter() - start
+    recorder.values.setdefault("setup_s", time.perf_counter() - start)
+    recorder.run_dir = str(cfg.run_dir)
     recorder.instrument_model(trainer.model)
     recorder.instrument_validator(trainer.validator)
     start = time.perf_counter()
@@ -200,8 +247,9 @@ def main(argv: list[str] | None = None) -> int:
     recorder.values["train_and_validate_s"] = time.perf_counter() - start
 
     epoch = best_epoch(recorder.validation_medians)
+    test_run_dir = Path(next(e["run_dir"] for e in recorder.values["epochs"] if e["epoch"] == epoch))
     start = time.perf_counter()
-    tester = get_tester(cfg=cfg, run_dir=cfg.run_dir, period="test", init_model=True)
+    tester = get_tester(cfg=cfg, run_dir=test_run_dir, period="test", init_model=True)
     results = tester.evaluate(epoch=epoch, save_results=True, metrics=cfg.metrics)
     recorder.values["test_s"] = time.perf_counter() - start
     args.out.mkdir(parents=True, exist_ok=True)
@@ -209,6 +257,7 @@ def main(argv: list[str] | None = None) -> int:
 
     recorder.values.update({
         "run_dir": str(cfg.run_dir),
+        "test_run_dir": str(test_run_dir),
         "test_epoch": epoch,
         "validation_median_nse": {str(k): v for k, v in recorder.validation_medians.items()},
         "batches_per_epoch": len(trainer.loader),

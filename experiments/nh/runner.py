@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 import time
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -61,6 +63,7 @@ class NHResult:
     updates_per_epoch: int | None = None
     stopped_early_after: int | None = None
     stopped_by: str | None = None
+    resumed_after: tuple[int, ...] = ()
 
 
 def prepare(protocol: Protocol, work_dir: Path, caravan_dir: Path = CARAVAN_DIR) -> Path:
@@ -76,19 +79,25 @@ def prepare(protocol: Protocol, work_dir: Path, caravan_dir: Path = CARAVAN_DIR)
 
 def run_nh(protocol: Protocol, work_dir: Path, python: Path, timeout_s: float | None = None,
            caravan_dir: Path = CARAVAN_DIR, patience: int | None = None,
-           max_minutes: float | None = None) -> NHResult:
+           max_minutes: float | None = None, resume: bool = False,
+           files_lock: AbstractContextManager[Any] | None = None) -> NHResult:
     """Convert, configure, train, validate and test NeuralHydrology; parse its outputs.
 
     ``patience``: stop after that many epochs without a higher validation median NSE;
     ``max_minutes``: stop before an epoch and its validation would end past that many minutes of
     training and validation. The protocol's ``epochs`` stay the cap; None trains every epoch.
+    ``resume``: continue the run that ``work_dir`` holds from its last check (see the driver).
+    ``files_lock``: held while this process reads or writes NetCDF (the HDF5 library is not thread-safe), for
+    callers that run several at once in threads.
 
     Raises
     ------
     NHRunError
         If NeuralHydrology fails (the message ends with its log's tail) or writes no metrics.
     """
-    config_path = prepare(protocol, work_dir, caravan_dir)
+    files_lock = files_lock or nullcontext()
+    with files_lock:
+        config_path = prepare(protocol, work_dir, caravan_dir)
     out = work_dir / "nh_out"
     command = [str(python), str(DRIVER), "--config", str(config_path),
                "--threads", str(protocol.threads), "--out", str(out)]
@@ -96,8 +105,10 @@ def run_nh(protocol: Protocol, work_dir: Path, python: Path, timeout_s: float | 
         command += ["--patience", str(patience)]
     if max_minutes is not None:
         command += ["--max-minutes", f"{max_minutes:.2f}"]
+    if resume:
+        command.append("--resume")
     start = time.perf_counter()
-    log = work_dir / "nh.log"
+    log = work_dir / ("nh_resumed.log" if resume else "nh.log")
     try:
         status, peak_mib = run_child(command, thread_environment(protocol.threads), log, timeout_s)
     except ChildTimeout as error:
@@ -105,16 +116,21 @@ def run_nh(protocol: Protocol, work_dir: Path, python: Path, timeout_s: float | 
     wall = time.perf_counter() - start
     if status != 0:
         raise NHRunError(f"NeuralHydrology exited with status {status}:\n{log_tail(log)}")
-    return collect(out, peak_mib, wall, protocol.seq_length)
+    with files_lock:
+        return collect(out, peak_mib, wall, protocol.seq_length)
 
 
 def collect(out: Path, peak_rss_mib: float, wall_s: float, seq_length: int) -> NHResult:
-    """Build an :class:`NHResult` from the driver's files and NeuralHydrology's run folder."""
+    """Build an :class:`NHResult` from the driver's files and NeuralHydrology's run folder.
+
+    A resumed run's wall time adds the earlier parts' (as the driver measured them) and its peak memory is the
+    highest of all parts.
+    """
     timings = json.loads((out / "timings.json").read_text())
-    run_dir = Path(timings["run_dir"])
+    run_dir = Path(timings.get("test_run_dir", timings["run_dir"]))
     epochs = tuple(
         EpochRecord(epoch=e["epoch"], train_s=e["train_s"], samples=e["samples"], validation_s=e["validation_s"],
-                    **validation_medians(run_dir, e["epoch"]))
+                    **validation_medians(Path(e.get("run_dir", timings["run_dir"])), e["epoch"]))
         for e in timings["epochs"]
     )
     with xr.open_dataset(out / "test_predictions.nc") as predictions:
@@ -129,14 +145,15 @@ def collect(out: Path, peak_rss_mib: float, wall_s: float, seq_length: int) -> N
         test_s=timings["test_s"],
         test_metrics=read_metrics(run_dir, "test", timings["test_epoch"]),
         test_predictions=test_predictions,
-        peak_rss_mib=peak_rss_mib,
-        wall_s=wall_s,
+        peak_rss_mib=max(peak_rss_mib, timings.get("earlier_maxrss_kib", 0) / 1024),
+        wall_s=wall_s + timings.get("earlier_total_s", 0.0),
         threads=timings["threads"],
         versions={"torch": timings["torch_version"], "neuralhydrology": timings["neuralhydrology_version"]},
         seq_length=seq_length,
         updates_per_epoch=timings.get("updates_per_epoch"),
         stopped_early_after=timings.get("stopped_early_after"),
         stopped_by=timings.get("stopped_by"),
+        resumed_after=tuple(timings.get("resumed_after", ())),
     )
 
 

@@ -85,3 +85,26 @@ def test_quick_converged_run_writes_the_report(tmp_path: Path) -> None:
         assert markdown.count("both tools score the same test observations") == 2
     else:
         assert "NeuralHydrology skipped" in markdown
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not nh_venv.is_ready(), reason="needs NeuralHydrology's venv (python -m experiments.nh.venv)")
+def test_a_resumed_run_keeps_hydroseq_and_continues_neuralhydrology(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    common = ["--quick", "--work-dir", str(work), "--nh-patience", "9"]
+    assert main([*common, "--out", str(tmp_path / "first"), "--nh-max-checks", "2"]) == 0
+    hydroseq_results = sorted(work.glob("hydroseq_*/run/result.json"))
+    written = [path.stat().st_mtime_ns for path in hydroseq_results]
+    assert main([*common, "--out", str(tmp_path / "second"), "--nh-max-checks", "4", "--resume", "--nh-jobs", "2"]) == 0
+    assert [path.stat().st_mtime_ns for path in hydroseq_results] == written
+    first = json.loads((tmp_path / "first" / RAW_NAME).read_text())
+    second = json.loads((tmp_path / "second" / RAW_NAME).read_text())
+    for before, after in zip(first["runs"], second["runs"], strict=True):
+        numbers = [check["number"] for check in after["checks"]]
+        if after["tool"] == HYDROSEQ_TOOL:
+            assert after == before
+            continue
+        assert numbers == [1, 2, 3, 4] and after["checks"][:2] == before["checks"]
+        assert after["wall_s"] > before["wall_s"]
+    markdown = (tmp_path / "second" / MARKDOWN_NAME).read_text()
+    assert markdown.count("continued from its saved check(s) 2 with NeuralHydrology's `continue_training`") == 2
