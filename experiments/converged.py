@@ -71,7 +71,7 @@ class Settings:
     nh_patience: int = 4
     nh_max_checks: int = 15
     hydroseq_seeds: tuple[int, ...] = (0,)
-    nh_seed: int = 0
+    nh_seeds: tuple[int, ...] = (0,)
     budget_minutes: float | None = 75.0
     timeout_s: float | None = None
     resume: bool = False
@@ -164,7 +164,7 @@ def converged_protocol(quick: bool, settings: Settings) -> Protocol:
     protocol = dataclasses.replace(
         quick_protocol() if quick else full_protocol(), threads=1, epochs=settings.nh_max_checks,
         max_updates_per_epoch=settings.nh_updates_per_check, per_step_epochs=3 if quick else own_epochs,
-        seed=settings.nh_seed, name="quick converged" if quick else "converged")
+        seed=settings.nh_seeds[0], name="quick converged" if quick else "converged")
     if quick:
         protocol = dataclasses.replace(protocol, basins=protocol.basins[:2], seq_length=60)
     return protocol
@@ -299,20 +299,24 @@ def run_converged(protocol: Protocol, settings: Settings, work_dir: Path, out_di
         persistence = baseline_nse.get("persistence", {})
         files_lock = threading.Lock()
 
-        def one_nh_run(lagged: bool, runs_left: int) -> tuple[ConvergedRun, NHResult] | str:
-            variant = dataclasses.replace(protocol, lagged_target=lagged)
+        def one_nh_run(variant: Protocol, runs_left: int) -> tuple[ConvergedRun, NHResult] | str:
             share = None if deadline is None else (deadline - time.monotonic()) / 60 / runs_left - NH_OVERHEAD_MINUTES
             try:
                 return nh_run(variant, settings, work_dir, nh_python, persistence, max_minutes=share,
                               files_lock=files_lock)
             except NHRunError as error:
-                return f"{NH_TOOL} (lagged Q {lagged}) failed: {error}"
+                return f"{NH_TOOL} (lagged Q {variant.lagged_target}, seed {variant.seed}) failed: {error}"
 
+        variants = [dataclasses.replace(protocol, lagged_target=lagged, seed=seed)
+                    for seed in settings.nh_seeds for lagged in (True, False)]
         if settings.nh_jobs > 1:
-            with ThreadPoolExecutor(max_workers=2) as pool:
-                outcomes = list(pool.map(one_nh_run, (True, False), (1, 1)))
+            with ThreadPoolExecutor(max_workers=settings.nh_jobs) as pool:
+                # a run's share of the budget: what is left, over the runs still to start on its worker
+                lefts = [(len(variants) - index + settings.nh_jobs - 1) // settings.nh_jobs
+                         for index in range(len(variants))]
+                outcomes = list(pool.map(one_nh_run, variants, lefts))
         else:
-            outcomes = [one_nh_run(True, 2), one_nh_run(False, 1)]
+            outcomes = [one_nh_run(variant, len(variants) - index) for index, variant in enumerate(variants)]
         for outcome in outcomes:
             if isinstance(outcome, str):
                 skipped.append(outcome)
@@ -348,6 +352,7 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--nh-patience", type=int, default=None, help="NH checks without improvement before stopping")
     parser.add_argument("--nh-max-checks", type=int, default=None, help="NH cap on validations (updates: x cadence)")
     parser.add_argument("--hydroseq-seeds", default=None, help="comma-separated seeds of the hydroseq runs (default 0)")
+    parser.add_argument("--nh-seeds", default=None, help="comma-separated NeuralHydrology seeds (default 0)")
     parser.add_argument("--budget-minutes", type=float, default=None,
                         help="wall time for all runs; NeuralHydrology's runs share what hydroseq's leave (default 75; "
                              "0: no budget)")
@@ -369,8 +374,9 @@ def settings_from(args: argparse.Namespace) -> Settings:
             changes[name] = getattr(args, name)
     if args.budget_minutes is not None:
         changes["budget_minutes"] = args.budget_minutes or None
-    if args.hydroseq_seeds:
-        changes["hydroseq_seeds"] = tuple(int(seed) for seed in args.hydroseq_seeds.split(","))
+    for name in ("hydroseq_seeds", "nh_seeds"):
+        if getattr(args, name):
+            changes[name] = tuple(int(seed) for seed in getattr(args, name).split(","))
     return dataclasses.replace(settings, **changes)
 
 
