@@ -39,8 +39,9 @@ def _header(report: ConvergedReport) -> list[str]:
          f"validations ({settings.nh_max_checks * settings.nh_updates_per_check} updates); hydroseq: a validation "
          "every epoch, its config's own patience and epoch cap"),
         (f"- time budget: {settings.budget_minutes:g} min of wall time for all runs; hydroseq runs first, then each "
-         "NeuralHydrology run (lagged Q first) gets an even share of what is left, less 2 min for its imports, "
-         "data and test" if settings.budget_minutes else "- no time budget"),
+         "NeuralHydrology run (lagged Q first) gets an even share of what is left"
+         + (" over the runs still to start on its core" if settings.nh_jobs > 1 else "")
+         + ", less 2 min for its imports, data and test" if settings.budget_minutes else "- no time budget"),
         *(["- resumed: this invocation kept the hydroseq runs and continued the NeuralHydrology runs of an earlier "
            "one from their last checks (the notes say which); wall times and updates include every part"]
           if settings.resume else []),
