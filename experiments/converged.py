@@ -69,10 +69,10 @@ class Settings:
 
     nh_updates_per_check: int = 200
     nh_patience: int = 4
-    nh_max_checks: int = 15
+    nh_max_checks: int = 40
     hydroseq_seeds: tuple[int, ...] = (0,)
     nh_seeds: tuple[int, ...] = (0,)
-    budget_minutes: float | None = 75.0
+    budget_minutes: float | None = None
     timeout_s: float | None = None
     resume: bool = False
     nh_jobs: int = 1
@@ -354,7 +354,7 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--hydroseq-seeds", default=None, help="comma-separated seeds of the hydroseq runs (default 0)")
     parser.add_argument("--nh-seeds", default=None, help="comma-separated NeuralHydrology seeds (default 0)")
     parser.add_argument("--budget-minutes", type=float, default=None,
-                        help="wall time for all runs; NeuralHydrology's runs share what hydroseq's leave (default 75; "
+                        help="wall time for all runs; NeuralHydrology's runs share what hydroseq's leave (default and "
                              "0: no budget)")
     parser.add_argument("--timeout", type=float, default=None, help="seconds allowed per training child")
     parser.add_argument("--resume", action="store_true",
