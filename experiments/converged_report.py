@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import statistics
 from pathlib import Path
 
 from benchmarks.files import atomic_path, write_text_atomic
@@ -74,6 +75,36 @@ def _result_table(report: ConvergedReport) -> list[str]:
             *_table(header, rows), ""]
 
 
+def seed_rows(runs: list[ConvergedRun]) -> list[list[str]]:
+    """One row per tool and input set run with more than one seed: each seed's test median NSE, their mean and
+    spread, the mean over seeds of the test mean NSE, the basins beating persistence and the minutes to the best
+    check."""
+    groups: dict[tuple[str, bool], list[ConvergedRun]] = {}
+    for run in runs:
+        groups.setdefault((run.tool, run.lagged_target), []).append(run)
+    rows = []
+    for (tool, lagged), group in groups.items():
+        if len(group) < 2:
+            continue
+        medians = [run.test.median_nse for run in group]
+        rows.append([f"{tool}, {'with' if lagged else 'no'} lagged Q", ", ".join(str(run.seed) for run in group),
+                     " / ".join(_num(value) for value in medians),
+                     f"**{_num(statistics.fmean(medians))}** (spread {_num(max(medians) - min(medians))})",
+                     _num(statistics.fmean(run.test.mean_nse for run in group)),
+                     " / ".join(str(run.beating_persistence) for run in group),
+                     " / ".join(_minutes(run.best.elapsed_s) for run in group)])
+    return rows
+
+
+def _seed_table(report: ConvergedReport) -> list[str]:
+    rows = seed_rows(report.runs)
+    if not rows:
+        return []
+    header = ["tool and inputs", "seeds", "test median NSE per seed", "mean over seeds", "mean of test mean NSE",
+              "beats persistence per seed", "to best check per seed"]
+    return ["## Over seeds", "", *_table(header, rows), ""]
+
+
 def curve_points(checks: tuple[Check, ...], best: int, rows: int = CURVE_ROWS) -> list[Check]:
     """At most about ``rows`` evenly spread checks, always the first, the best and the last."""
     if len(checks) <= rows:
@@ -109,7 +140,8 @@ def _notes(report: ConvergedReport) -> list[str]:
 
 def render_markdown(report: ConvergedReport) -> str:
     """The whole report as Markdown."""
-    return "\n".join(_header(report) + _result_table(report) + _curve_table(report.runs) + _notes(report))
+    return "\n".join(_header(report) + _result_table(report) + _seed_table(report) + _curve_table(report.runs)
+                     + _notes(report))
 
 
 def plot_curves(runs: list[ConvergedRun], target: Path) -> None:
