@@ -157,11 +157,12 @@ def plot_curves(runs: list[ConvergedRun], target: Path) -> None:
                           marker=".", label=run.label)
         axes.plot(run.best.elapsed_s / 60, run.best.validation_median_nse, marker="*", markersize=12,
                   color=line.get_color())
-    axes.set_xlabel("data loading + training + validation [min]")
+    axes.set_xscale("log")  # hydroseq's runs end in minutes, NeuralHydrology's in tens of minutes
+    axes.set_xlabel("data loading + training + validation [min, log scale]")
     axes.set_ylabel("validation median NSE")
     axes.set_title("Validation curves (best check starred)")
     axes.grid(alpha=0.3)
-    axes.legend(loc="lower right", fontsize="small")
+    axes.legend(loc="lower right", fontsize="x-small")
     figure.tight_layout()
     with atomic_path(target) as tmp:
         figure.savefig(tmp, format="png")
