@@ -148,7 +148,7 @@ def plot_curves(runs: list[ConvergedRun], target: Path) -> None:
     """Validation median NSE against wall time, one line per run, the best check marked; written atomically."""
     from matplotlib.figure import Figure
 
-    figure = Figure(figsize=(7.5, 4.5), dpi=120)
+    figure = Figure(figsize=(7.5, 5.5), dpi=120, layout="constrained")
     axes = figure.subplots()
     for run in runs:
         if not run.checks:
@@ -162,8 +162,7 @@ def plot_curves(runs: list[ConvergedRun], target: Path) -> None:
     axes.set_ylabel("validation median NSE")
     axes.set_title("Validation curves (best check starred)")
     axes.grid(alpha=0.3)
-    axes.legend(loc="lower right", fontsize="x-small")
-    figure.tight_layout()
+    figure.legend(loc="outside lower center", ncols=2, fontsize="x-small")
     with atomic_path(target) as tmp:
         figure.savefig(tmp, format="png")
 
