@@ -31,13 +31,6 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 DATA_DIR = REPO_ROOT / "data"
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Run the modules holding slow tests first (each module's tests kept together, in their order), so that
-    with ``-n 2`` a minute-long end-to-end test does not start while the other worker runs out of work."""
-    slow_modules = {item.module for item in items if item.get_closest_marker("slow") is not None}
-    items.sort(key=lambda item: item.module not in slow_modules)
-
-
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
     """The project's root folder (configs in ``configs/`` use paths relative to it)."""
