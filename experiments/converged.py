@@ -210,9 +210,8 @@ def nh_run(protocol: Protocol, settings: Settings, work_dir: Path, python: Path,
     """
     name = f"nh_{'lagged' if protocol.lagged_target else 'simulation'}_seed{protocol.seed}"
     earlier = work_dir / name / "nh_out" / "timings.json"
-    stopped_by = json.loads(earlier.read_text()).get("stopped_by") if settings.resume and earlier.exists() else None
-    if stopped_by == "patience":
-        timings = json.loads(earlier.read_text())
+    timings = json.loads(earlier.read_text()) if settings.resume and earlier.exists() else {}
+    if timings.get("stopped_by") == "patience":
         with files_lock or nullcontext():
             result = collect(earlier.parent, timings["maxrss_kib"] / 1024, timings["total_s"], protocol.seq_length)
     else:
@@ -309,14 +308,10 @@ def run_converged(protocol: Protocol, settings: Settings, work_dir: Path, out_di
 
         variants = [dataclasses.replace(protocol, lagged_target=lagged, seed=seed)
                     for seed in settings.nh_seeds for lagged in (True, False)]
-        if settings.nh_jobs > 1:
-            with ThreadPoolExecutor(max_workers=settings.nh_jobs) as pool:
-                # a run's share of the budget: what is left, over the runs still to start on its worker
-                lefts = [(len(variants) - index + settings.nh_jobs - 1) // settings.nh_jobs
-                         for index in range(len(variants))]
-                outcomes = list(pool.map(one_nh_run, variants, lefts))
-        else:
-            outcomes = [one_nh_run(variant, len(variants) - index) for index, variant in enumerate(variants)]
+        # a run's share of the budget: what is left, over the runs still to start on its worker
+        lefts = [(len(variants) - index + settings.nh_jobs - 1) // settings.nh_jobs for index in range(len(variants))]
+        with ThreadPoolExecutor(max_workers=settings.nh_jobs) as pool:
+            outcomes = list(pool.map(one_nh_run, variants, lefts))
         for outcome in outcomes:
             if isinstance(outcome, str):
                 skipped.append(outcome)

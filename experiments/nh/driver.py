@@ -76,6 +76,11 @@ class MedianNSEStopper:
             self.best, self.checks_without_improvement = value, 0
         else:
             self.checks_without_improvement += 1
+        return self.exhausted
+
+    @property
+    def exhausted(self) -> bool:
+        """Whether the checks so far have used up the patience."""
         return self.patience is not None and self.checks_without_improvement >= self.patience
 
 
@@ -227,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
         previous = json.loads((args.out / "timings.json").read_text())
         cfg = resumed_config(Config, previous, cfg.epochs)
         recorder.restore(previous)
-        if recorder.stopper.patience is not None and recorder.stopper.checks_without_improvement >= args.patience:
+        if recorder.stopper.exhausted:
             raise SystemExit(f"{args.out / 'timings.json'}: the run had already stopped on patience; nothing to resume")
     else:
         recorder.values["import_s"] = time.perf_counter() - STARTED
