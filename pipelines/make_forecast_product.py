@@ -17,11 +17,29 @@ covers exactly lead ``l``, the grid interval ``(t + (l-1) step, t + l step]``, w
 observation labelled ``t + l`` (NaN past the end of the data). The first step, ``(t - latency, t]``,
 is that much of the observation labelled ``t`` (an amount: ``latency / step`` of it).
 
-Noise, independent for every station, reference time and step, with ``noise_std[l-1]`` for lead
-``l`` (lead 1's for the first step): amounts are multiplied by ``exp(s e - s^2 / 2)``, ``e`` standard
-normal (log-normal, mean 1, never negative); mean variables get ``s * sd * e`` added, ``sd`` the
-station's standard deviation of the variable over the dataset. The file's global attributes say
-that it is generated and how.
+Errors (``--error-model``):
+
+- ``independent`` (the default): noise independent for every station, reference time and step,
+  with ``noise_std[l-1]`` for lead ``l`` (lead 1's for the first step): amounts are multiplied by
+  ``exp(s e - s^2 / 2)``, ``e`` standard normal (log-normal, mean 1, never negative); mean
+  variables get ``s * sd * e`` added, ``sd`` the station's standard deviation over the dataset.
+- ``lead_growing`` (the stand-in for a numerical weather prediction's errors, scaled by
+  ``--error-scale k``): errors correlated across the leads of one run and growing with the lead.
+  Precipitation is *misplaced in time*: lead ``l`` takes the observed series at ``t + l + d_l``,
+  linearly interpolated, ``d_l`` a random walk over the leads with steps of ``0.35 k`` days (so
+  its spread is ``0.35 k sqrt(l)`` days: about a day at lead 7 with ``k = 1``), and its *amount*
+  is multiplied by ``exp(s_l z_l - s_l^2 / 2)``, ``s_l = k (0.3 + 0.1 (l - 1))`` and ``z_l`` an
+  AR(1) series over the leads (lag-one correlation 0.6, unit variance). Temperature gets
+  ``k (0.6 + 0.25 (l - 1))`` kelvin times an AR(1) series (0.7) added: 0.6 K at lead 1, 2.1 K at
+  lead 7. The first step (inside the latency) takes lead 1's amount and temperature errors and
+  no displacement.
+- ``harsh``: a different error model, for testing a model against errors it did not learn: the
+  ``lead_growing`` structure with twice the displacement and amount spread, amounts independent
+  between leads and 20 % too dry, and temperatures 1 K too warm with 1.5 times the spread.
+
+The noise depends only on the seed and the array's shape, never on the observations: the product
+of one reference time uses the observations of its own valid times and nothing published later.
+The file's global attributes say that it is generated and how.
 """
 
 from __future__ import annotations
@@ -29,6 +47,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -42,18 +61,45 @@ from hydroseq.ingested import open_ingested
 EPOCH = np.datetime64("1970-01-01T00:00:00", "ns")
 
 
-def make_product(data: Path, variables: Sequence[str], out: Path, noise_std: Sequence[float], horizon: int,
-                 latency: str, seed: int) -> xr.Dataset:
+ERROR_MODELS = ("independent", "lead_growing", "harsh")
+
+
+@dataclass(frozen=True)
+class LeadErrors:
+    """The sizes of a lead-growing error model (see the module docstring); ``k`` scales every spread."""
+
+    displacement_step_days: float
+    amount_spread: tuple[float, float]     # s_l = a + b (l - 1)
+    amount_correlation: float              # lag-one correlation of the amount errors over the leads
+    amount_factor: float                   # a bias: 1 is unbiased
+    temperature_spread: tuple[float, float]
+    temperature_correlation: float
+    temperature_bias: float
+
+    @classmethod
+    def named(cls, error_model: str, k: float) -> LeadErrors:
+        if error_model == "lead_growing":
+            return cls(0.35 * k, (0.3 * k, 0.1 * k), 0.6, 1.0, (0.6 * k, 0.25 * k), 0.7, 0.0)
+        if error_model == "harsh":
+            return cls(0.7 * k, (0.6 * k, 0.2 * k), 0.0, 0.8, (0.9 * k, 0.375 * k), 0.7, 1.0)
+        raise ValueError(f"no lead-growing error model {error_model!r}")
+
+
+def make_product(data: Path, variables: Sequence[str], out: Path, noise_std: Sequence[float] | None, horizon: int,
+                 latency: str, seed: int, error_model: str = "independent", error_scale: float = 1.0) -> xr.Dataset:
     """Write the generated product to ``out`` (atomically) and return it (see the module docstring).
 
     Raises
     ------
     InputDataError
-        If a variable is not a dynamic variable of ``data`` or ``noise_std`` does not give one
-        value per lead.
+        If a variable is not a dynamic variable of ``data``, the error model is unknown or
+        ``noise_std`` does not give one value per lead (the ``independent`` model).
     """
-    if len(noise_std) != horizon:
-        raise InputDataError(out, f"--noise-std needs one value per lead ({horizon}), got {len(noise_std)}")
+    if error_model not in ERROR_MODELS:
+        raise InputDataError(out, f"--error-model must be one of {', '.join(ERROR_MODELS)}, got {error_model!r}")
+    if error_model == "independent" and (noise_std is None or len(noise_std) != horizon):
+        raise InputDataError(out, f"--noise-std needs one value per lead ({horizon}), "
+                                  f"got {0 if noise_std is None else len(noise_std)}")
     opened, grid = open_ingested(data)
     with opened:
         ds = opened.load()
@@ -61,21 +107,23 @@ def make_product(data: Path, variables: Sequence[str], out: Path, noise_std: Seq
     labels = ds["time"].values.astype("datetime64[ns]")
     ends = np.array([delay + lead * step for lead in range(horizon + 1)])
     rng = np.random.default_rng(seed)
-    sigma = np.array([noise_std[0], *noise_std], dtype=np.float64)  # the first step takes lead 1's
     product: dict[str, tuple[tuple[str, ...], np.ndarray, dict[str, str]]] = {}
     for name in variables:
         if name not in ds.data_vars or ds[name].attrs.get("hydroseq_role") != "dynamic":
             raise InputDataError(data, f"{name!r} is not a dynamic variable of the dataset")
         observed = ds[name].values.astype(np.float64).T  # (time, station)
         is_amount = str(ds[name].attrs.get("cell_methods", "")).startswith("time: sum")
-        steps = _per_step_truth(observed, horizon, (delay / step) if is_amount else 1.0)  # (time, step, station)
-        noise = rng.standard_normal(steps.shape)
+        first_fraction = (delay / step) if is_amount else 1.0
+        if error_model == "independent":
+            assert noise_std is not None
+            noisy = _independent(observed, horizon, first_fraction, np.asarray(noise_std, np.float64), is_amount, rng)
+        else:
+            sizes = LeadErrors.named(error_model, error_scale)
+            noisy = _lead_growing(observed, horizon, first_fraction, sizes, is_amount,
+                                  name.startswith("temperature") or ds[name].attrs.get("units") in ("degC", "K"), rng)
         if is_amount:
-            noisy = steps * np.exp(sigma[None, :, None] * noise - sigma[None, :, None] ** 2 / 2)
             values, units, attrs = np.cumsum(noisy, axis=1) / 1000.0, "m", {"GRIB_stepType": "accum"}
         else:
-            spread = np.nanstd(observed, axis=0)[None, None, :]
-            noisy = steps + sigma[None, :, None] * spread * noise
             kelvin = ds[name].attrs.get("units") == "degC"
             values, units = (noisy + 273.15, "K") if kelvin else (noisy, str(ds[name].attrs.get("units", "1")))
             attrs = {"GRIB_stepType": "avg"}
@@ -84,6 +132,8 @@ def make_product(data: Path, variables: Sequence[str], out: Path, noise_std: Seq
     references = labels - np.timedelta64(delay.value, "ns")
     hours = ends / pd.Timedelta(hours=1)
     valid = references[:, None] + ends.astype("timedelta64[ns]")[None, :]
+    errors = (f"noise std per lead {list(noise_std or [])}: amounts x exp(s e - s^2/2), means + s sd e"
+              if error_model == "independent" else f"error model {error_model} with scale k = {error_scale}")
     result = xr.Dataset(product, coords={
         "time": ("time", (references - EPOCH) / np.timedelta64(1, "s"),
                  {"units": "seconds since 1970-01-01", "standard_name": "forecast_reference_time",
@@ -97,15 +147,67 @@ def make_product(data: Path, variables: Sequence[str], out: Path, noise_std: Seq
     result.attrs = {
         "title": "GENERATED forecast product (observed forcings plus noise): not a real forecast",
         "hydroseq_generated": "true",
+        "hydroseq_error_model": error_model,
         "comment": (f"made by pipelines/make_forecast_product.py from {Path(data).name} (dataset_checksum "
                     f"{ds.attrs.get('dataset_checksum', '?')}); reference time = grid label - {latency}; "
-                    f"noise std per lead {list(noise_std)}: amounts x exp(s e - s^2/2), means + s sd e; seed {seed}"),
+                    f"{errors}; seed {seed}"),
         "Conventions": "CF-1.7",
     }
     with atomic_path(out) as tmp:
         result.to_netcdf(tmp, engine="netcdf4", encoding={"station": {"dtype": str}, **{
             name: {"_FillValue": np.float32(np.nan)} for name in product}})
     return result
+
+
+def _independent(observed: np.ndarray, horizon: int, first_fraction: float, noise_std: np.ndarray,
+                 is_amount: bool, rng: np.random.Generator) -> np.ndarray:
+    """``(time, 1 + horizon, station)`` with noise independent for every value (the first step takes lead 1's)."""
+    steps = _per_step_truth(observed, horizon, first_fraction)
+    sigma = np.concatenate([noise_std[:1], noise_std])[None, :, None]
+    noise = rng.standard_normal(steps.shape)
+    if is_amount:
+        return steps * np.exp(sigma * noise - sigma ** 2 / 2)
+    return steps + sigma * np.nanstd(observed, axis=0)[None, None, :] * noise
+
+
+def _ar1(rng: np.random.Generator, shape: tuple[int, int, int], correlation: float) -> np.ndarray:
+    """Unit-variance AR(1) series along axis 1 of ``shape``, independent along the other axes."""
+    shocks = rng.standard_normal(shape)
+    series = np.empty(shape)
+    series[:, 0] = shocks[:, 0]
+    innovation = np.sqrt(1.0 - correlation ** 2)
+    for lead in range(1, shape[1]):
+        series[:, lead] = correlation * series[:, lead - 1] + innovation * shocks[:, lead]
+    return series
+
+
+def _lead_growing(observed: np.ndarray, horizon: int, first_fraction: float, sizes: LeadErrors, is_amount: bool,
+                  is_temperature: bool, rng: np.random.Generator) -> np.ndarray:
+    """``(time, 1 + horizon, station)``: errors correlated over one run's leads and growing with the lead."""
+    count, stations = observed.shape
+    shape = (count, horizon, stations)
+    leads = np.arange(1, horizon + 1, dtype=np.float64)[None, :, None]
+    truth = _per_step_truth(observed, horizon, first_fraction)
+    if is_amount:
+        displacement = np.cumsum(sizes.displacement_step_days * rng.standard_normal(shape), axis=1)
+        position = np.arange(count, dtype=np.float64)[:, None, None] + leads + displacement
+        index = np.clip(np.floor(position), 0, count - 2).astype(np.int64)
+        weight = position - index
+        columns = np.arange(stations)[None, None, :]
+        moved = (1 - weight) * observed[index, columns] + weight * observed[index + 1, columns]
+        moved[(position < 0) | (position > count - 1)] = np.nan
+        moved[np.isnan(truth[:, 1:])] = np.nan   # past the end of the data stays missing
+        spread = sizes.amount_spread[0] + sizes.amount_spread[1] * (leads - 1)
+        factor = sizes.amount_factor * np.exp(spread * _ar1(rng, shape, sizes.amount_correlation) - spread ** 2 / 2)
+        first = truth[:, :1] * factor[:, :1]
+        return np.concatenate([first, moved * factor], axis=1)
+    spread = sizes.temperature_spread[0] + sizes.temperature_spread[1] * (leads - 1)
+    bias = sizes.temperature_bias
+    if not is_temperature:  # another mean variable: the same relative structure, in its own standard deviations
+        scale = np.nanstd(observed, axis=0)[None, None, :] / 3.0
+        spread, bias = spread * scale, 0.0
+    error = bias + spread * _ar1(rng, shape, sizes.temperature_correlation)
+    return truth + np.concatenate([error[:, :1], error], axis=1)
 
 
 def _per_step_truth(observed: np.ndarray, horizon: int, first_fraction: float) -> np.ndarray:
@@ -124,13 +226,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--data", required=True, type=Path, help="ingested NetCDF")
     parser.add_argument("--variables", required=True, nargs="+", help="dynamic variables to forecast")
     parser.add_argument("--out", required=True, type=Path, help="product NetCDF to write")
-    parser.add_argument("--noise-std", required=True, nargs="+", type=float, help="noise std per lead")
+    parser.add_argument("--noise-std", nargs="+", type=float, help="noise std per lead (--error-model independent)")
+    parser.add_argument("--error-model", default="independent", choices=ERROR_MODELS, help="see the docstring")
+    parser.add_argument("--error-scale", default=1.0, type=float, help="k of the lead_growing and harsh models")
     parser.add_argument("--horizon", required=True, type=int, help="leads (grid steps)")
     parser.add_argument("--latency", default="6h", help="publication delay after the reference time")
     parser.add_argument("--seed", default=0, type=int)
     args = parser.parse_args(argv)
     try:
-        make_product(args.data, args.variables, args.out, args.noise_std, args.horizon, args.latency, args.seed)
+        make_product(args.data, args.variables, args.out, args.noise_std, args.horizon, args.latency, args.seed,
+                     args.error_model, args.error_scale)
     except HydroseqError as error:
         print(f"make_forecast_product: error: {error}", file=sys.stderr)
         return 2

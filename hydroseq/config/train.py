@@ -258,6 +258,9 @@ class TrainingConfig(StrictModel):
         "mse", description="mse, nse (NSE*: squared errors weighted by 1 / (station std + 0.1)^2) or quantile "
                            "(pinball loss of model.quantiles, weighted by 1 / (station std + 0.1))")
     patience: PositiveInt | None = Field(None, description="early stopping on validation median NSE")
+    selection_leads: Literal["first", "all"] = Field(
+        "first", description="the validation score that picks the best epoch and early stopping: the median NSE "
+                             "over stations of the first lead, or its mean over all leads (a week-ahead model)")
     calibrate_quantiles: bool = Field(
         True, description="quantile models: after training, scale each level's distance from the median per lead so "
                           "that its frequency on the validation period matches the level")

@@ -17,6 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import mlflow
+import numpy as np
 import torch
 from tqdm.auto import tqdm
 
@@ -223,12 +224,16 @@ def train_one_epoch(model: torch.nn.Module, optimizer: torch.optim.Optimizer, lo
 
 
 def validate(model: LSTMModel, data: TrainingData, config: TrainConfig, device: torch.device) -> dict[str, float]:
-    """Validation loss (MSE of the scaled target), median NSE / KGE over stations (first lead), seconds taken."""
+    """Validation loss (MSE of the scaled target), median NSE / KGE over stations (the first lead, or their
+    mean over the leads with ``training.selection_leads: all``), seconds taken."""
     start = time.perf_counter()
     prediction = predict_split(model, data.station_data, data.scalers, config.data, "validation", device,
                                batch_size=eval_batch_size(config.batching.batch_size, config.data.seq_len),
                                stride=config.training.eval_stride)
-    scores = summarise(score_stations(prediction.obs, prediction.sim[0], list(data.station_data.station_ids)))
+    leads = range(len(prediction.sim)) if config.training.selection_leads == "all" else range(1)
+    stations = list(data.station_data.station_ids)
+    per_lead = [summarise(score_stations(prediction.obs, prediction.sim[k], stations)) for k in leads]
     return {"val_loss": scaled_mse(prediction.sim_scaled, prediction.obs_scaled),
-            "val_median_nse": scores["median_nse"], "val_median_kge": scores["median_kge"],
+            "val_median_nse": float(np.mean([scores["median_nse"] for scores in per_lead])),
+            "val_median_kge": float(np.mean([scores["median_kge"] for scores in per_lead])),
             "val_seconds": time.perf_counter() - start}

@@ -14,8 +14,8 @@ from tests.ingest.forecast_builders import caravan_window
 VARIABLES = ["total_precipitation_sum", "temperature_2m_mean"]
 
 
-def _config(folder, data_dir, product):
-    config = caravan_window(folder, data_dir, product, rows=60)
+def _config(folder, data_dir, product, rows=60):
+    config = caravan_window(folder, data_dir, product, rows=rows)
     config["forecast_sources"][0]["variables"] = {
         "precipitation_forecast": {"source": "total_precipitation_sum", "units": "m", "aggregation": "sum",
                                    "accumulation": "since_reference"},
@@ -23,8 +23,8 @@ def _config(folder, data_dir, product):
     return config
 
 
-def _observed(folder, data_dir):
-    config = _config(folder, data_dir, folder / "unused.nc")
+def _observed(folder, data_dir, rows=60):
+    config = _config(folder, data_dir, folder / "unused.nc", rows)
     del config["forecast_sources"]
     return ingest(validate_config(config, IngestConfig), folder / "observed.nc", show_progress=False).output
 
@@ -59,3 +59,78 @@ def test_noise_grows_with_the_lead(tmp_path, data_dir):
     errors = [np.nanstd(product["temperature_2m_mean"].values[:-3, lead, :] - truth[lead:-3 + lead or None])
               for lead in (1, 2, 3)]
     assert errors[0] < errors[1] < errors[2]
+
+
+def _lead_errors(product, observed_path, variable):
+    """Per lead 1..7: the product's values at that lead against the observation of the same valid time."""
+    with xr.open_dataset(observed_path) as ds:
+        truth = ds[variable].values.T  # (time, station)
+    values = product[variable].values.astype(np.float64)
+    if variable == "total_precipitation_sum":
+        values = np.diff(values, axis=1) * 1000.0  # per-step amounts in mm, step 0 dropped
+    else:
+        values = values[:, 1:] - 273.15
+    horizon = values.shape[1]
+    return [(values[:-horizon, lead - 1], truth[lead:lead - horizon or None]) for lead in range(1, horizon + 1)]
+
+
+def _correlation(forecast, truth):
+    both = np.isfinite(forecast) & np.isfinite(truth)
+    return np.corrcoef(forecast[both], truth[both])[0, 1]
+
+
+def test_lead_growing_errors_grow_with_the_lead_and_keep_the_amount(tmp_path, data_dir):
+    observed = _observed(tmp_path, data_dir, rows=1500)
+    product = make_product(observed, VARIABLES, tmp_path / "p.nc", None, 7, "6h", seed=1,
+                           error_model="lead_growing", error_scale=1.0)
+    temperature = [np.nanstd(forecast - truth) for forecast, truth in _lead_errors(product, observed,
+                                                                                    "temperature_2m_mean")]
+    assert temperature[0] < temperature[3] < temperature[6]
+    assert 0.4 < temperature[0] < 0.8 and 1.6 < temperature[6] < 2.6  # 0.6 K at lead 1, 2.1 K at lead 7
+    pairs = _lead_errors(product, observed, "total_precipitation_sum")
+    correlation = [_correlation(forecast, truth) for forecast, truth in pairs]
+    assert correlation[0] > correlation[3] > correlation[6] > 0  # timing and amount errors both grow
+    ratios = [np.nansum(forecast) / np.nansum(truth) for forecast, truth in pairs]
+    assert all(0.8 < ratio < 1.2 for ratio in ratios)  # unbiased in the mean
+    amounts = np.diff(product["total_precipitation_sum"].values, axis=1)
+    assert (amounts[np.isfinite(amounts)] >= -1e-7).all()  # never negative (float32 accumulations in m)
+
+
+def test_harsh_errors_are_drier_and_warmer_than_the_training_model(tmp_path, data_dir):
+    observed = _observed(tmp_path, data_dir, rows=1500)
+    growing = make_product(observed, VARIABLES, tmp_path / "g.nc", None, 7, "6h", seed=2,
+                           error_model="lead_growing")
+    harsh = make_product(observed, VARIABLES, tmp_path / "h.nc", None, 7, "6h", seed=2, error_model="harsh")
+    assert harsh.attrs["hydroseq_error_model"] == "harsh"
+    harsh_pairs = _lead_errors(harsh, observed, "total_precipitation_sum")
+    ratio = sum(np.nansum(f) for f, _ in harsh_pairs) / sum(np.nansum(t) for _, t in harsh_pairs)
+    assert 0.7 < ratio < 0.9  # 20 % too dry
+    bias = np.nanmean([np.nanmean(f - t) for f, t in _lead_errors(harsh, observed, "temperature_2m_mean")])
+    assert 0.7 < bias < 1.3  # 1 K too warm
+    growing_pairs = _lead_errors(growing, observed, "total_precipitation_sum")
+    for lead in (0, 6):
+        assert _correlation(*harsh_pairs[lead]) < _correlation(*growing_pairs[lead])
+
+
+def test_the_errors_do_not_depend_on_the_observations(tmp_path, data_dir):
+    """The same seed gives the same errors whatever was observed: doubling every amount doubles the product."""
+    observed = _observed(tmp_path, data_dir)
+    doubled = tmp_path / "doubled.nc"
+    with xr.open_dataset(observed) as ds:
+        copy = ds.load()
+    copy["total_precipitation_sum"] = copy["total_precipitation_sum"] * 2
+    copy.to_netcdf(doubled)
+    one = make_product(observed, VARIABLES, tmp_path / "a.nc", None, 7, "6h", seed=4, error_model="lead_growing")
+    two = make_product(doubled, VARIABLES, tmp_path / "b.nc", None, 7, "6h", seed=4, error_model="lead_growing")
+    np.testing.assert_allclose(two["total_precipitation_sum"].values, 2 * one["total_precipitation_sum"].values,
+                               rtol=1e-5, equal_nan=True)
+    np.testing.assert_array_equal(two["temperature_2m_mean"].values, one["temperature_2m_mean"].values)
+
+
+def test_an_unknown_error_model_or_missing_noise_is_one_line(tmp_path, data_dir, capsys):
+    observed = _observed(tmp_path, data_dir)
+    out = tmp_path / "never.nc"
+    assert main(["--data", str(observed), "--variables", *VARIABLES, "--out", str(out), "--horizon", "7"]) == 2
+    message = capsys.readouterr().err.strip()
+    assert "--noise-std needs one value per lead (7), got 0" in message and "\n" not in message
+    assert not out.exists()
