@@ -1,0 +1,272 @@
+"""The week-ahead regional model, in one command: make its training data, train it, export it, score it.
+
+    CARAVAN_ROOT=/path/to/Caravan .venv/bin/python -m experiments.week_ahead_model [--error-scale 1]
+    .venv/bin/python -m experiments.week_ahead_model --score-only --model models/caravan-camels-us-daily-week-ahead
+    .venv/bin/python -m experiments.week_ahead_model --quick      # a smoke run: minutes, figures meaningless
+
+Steps, each a ``hydroseq`` command or the Python API (printed as they run):
+
+1. the 433 regional basins ingested (``configs/ingest_caravan_regional.yaml``: every Caravan CAMELS-US
+   basin but the 31 bundled ones); a GENERATED forecast product made from their reanalysis with the
+   ``lead_growing`` error model (precipitation amount and timing errors, temperature errors, growing
+   with the lead; ``--error-scale k``) for leads 1-7, ingested as the forecast source
+   (``configs/ingest_caravan_regional_forecast.yaml``);
+2. ``configs/train_caravan_regional_week_ahead.yaml`` trained on it (one torch thread), exported to
+   ``--model`` with ``SHA256SUMS``;
+3. the 31 bundled basins (never trained on) ingested three times with generated products of their own
+   reanalysis, other seeds than training: (a) the training error model, (b) no error (perfect
+   forecasts, the upper bound), (c) the ``harsh`` error model the model never saw (twice the timing
+   and amount spread, 20 % too dry, 1 K too warm);
+4. each scored on the test period (2005-10 .. 2014-09) with the exported model's best checkpoint and
+   the shipped probabilistic base model without forecast inputs (leads 1-3) on the same days:
+   per lead, median / mean NSE and KGE, CRPSS against climatology, 50 / 90 % coverage, stations
+   beating persistence and beating the base model; written to ``--out``/scores.json and printed as
+   the results page's table.
+
+``--select-error-scale K1 K2 ...`` instead trains one short member per training error size k on the
+regional basins and scores each on the VALIDATION period (2001-10 .. 2005-09) of the 433 training
+basins with forecasts of the reference size (k = 1, another seed): the size whose model does best there
+is the one to train (the test period is not read).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+TRAIN_CONFIG = REPO_ROOT / "configs" / "train_caravan_regional_week_ahead.yaml"
+FORECAST_INGEST = REPO_ROOT / "configs" / "ingest_caravan_regional_forecast.yaml"
+BASE_MODEL = REPO_ROOT / "models" / "caravan-camels-us-daily-probabilistic"
+WEEK_MODEL = REPO_ROOT / "models" / "caravan-camels-us-daily-week-ahead"
+VARIABLES = ("total_precipitation_sum", "temperature_2m_mean")
+HORIZON = 7
+HYDROSEQ = [sys.executable, "-m", "hydroseq"]
+SCENARIOS = {"training_errors": ("lead_growing", 11), "perfect": ("perfect", 0), "harsh_errors": ("harsh", 12)}
+QUICK_STATIONS = ["camels_01013500", "camels_01030500", "camels_01031500"]
+
+
+def hydroseq(*args: str, env: dict[str, str] | None = None) -> dict:
+    """Run ``hydroseq --json ARGS`` and return its summary (tables go to stderr)."""
+    print("$ hydroseq " + " ".join(args), file=sys.stderr, flush=True)
+    done = subprocess.run([*HYDROSEQ, "--json", *args], cwd=REPO_ROOT, capture_output=True, text=True,
+                          env={**os.environ, **(env or {})})
+    if done.returncode not in (0, 5):
+        sys.exit(f"{args[0]} exited with {done.returncode}: {done.stdout[-2000:]}{done.stderr[-2000:]}")
+    return json.loads(done.stdout)
+
+
+def make_product(data: Path, out: Path, error_model: str, error_scale: float, seed: int) -> Path:
+    """A generated 7-lead product of ``data``'s reanalysis (``perfect``: no error at all)."""
+    errors = (["--noise-std", *["0"] * HORIZON] if error_model == "perfect"
+              else ["--error-model", error_model, "--error-scale", str(error_scale)])
+    command = [sys.executable, "pipelines/make_forecast_product.py", "--data", str(data), "--variables", *VARIABLES,
+               "--out", str(out), "--horizon", str(HORIZON), "--latency", "6h", "--seed", str(seed), *errors]
+    print("$ " + " ".join(command[1:]), file=sys.stderr, flush=True)
+    subprocess.run(command, cwd=REPO_ROOT, check=True)
+    return out
+
+
+def ingest_with_product(config: Path, product: Path, out: Path, caravan_root: str | None) -> Path:
+    """Ingest ``config`` (its forecast source pointed at ``product``) to ``out``, once."""
+    if out.exists():
+        return out
+    settings = yaml.safe_load(config.read_text())
+    if "forecast_sources" not in settings:
+        template = yaml.safe_load(FORECAST_INGEST.read_text())["forecast_sources"]
+        settings["forecast_sources"] = template
+    settings["forecast_sources"][0]["path"] = str(product)
+    written = out.with_suffix(".ingest.yaml")
+    written.write_text(yaml.safe_dump(settings, sort_keys=False))
+    hydroseq("ingest", "--config", str(written), "--out", str(out),
+             env={"CARAVAN_ROOT": caravan_root} if caravan_root else None)
+    return out
+
+
+def regional_data(out: Path, error_model: str, error_scale: float, seed: int, caravan_root: str | None) -> Path:
+    """The 433 regional basins with a generated product of the given error model (made once)."""
+    observed = out / "caravan_regional.nc"
+    if not observed.exists():
+        hydroseq("ingest", "--config", "configs/ingest_caravan_regional.yaml", "--out", str(observed),
+                 env={"CARAVAN_ROOT": caravan_root} if caravan_root else None)
+    name = f"{error_model}_k{error_scale:g}_seed{seed}"
+    ingested = out / f"caravan_regional_forecast_{name}.nc"
+    if not ingested.exists():
+        product = make_product(observed, out / f"forecast_product_{name}.nc", error_model, error_scale, seed)
+        ingest_with_product(FORECAST_INGEST, product, ingested, caravan_root)
+        product.unlink()  # 0.35 GB, re-made from the seed
+    return ingested
+
+
+def train_config(out: Path, data: Path, name: str, quick: bool, overrides: dict | None = None) -> Path:
+    config = yaml.safe_load(TRAIN_CONFIG.read_text())
+    config["data"].update(path=str(data), cache_dir=str(out / "cache"))
+    config["training"].update(output_dir=str(out / f"train_{name}"), threads=1)
+    config["tracking"].update(tracking_uri=f"sqlite:///{out / 'mlruns.db'}", artifact_root=str(out / "mlartifacts"))
+    for section, values in (overrides or {}).items():
+        config[section].update(values)
+    if quick:
+        config["data"]["stations"] = [station.removeprefix("camels_") for station in QUICK_STATIONS]
+        config["training"].update(epochs=1, max_batches_per_epoch=2, ensemble=1)
+    path = out / f"train_{name}.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    return path
+
+
+def score(model_dir: Path, data: Path, period: str, out_dir: Path) -> pd.DataFrame:
+    """Per station and lead: the model's, persistence's and climatology's scores of ``period`` (Python API)."""
+    import torch
+
+    from hydroseq.dataset import load_station_data
+    from hydroseq.training.checkpoint import Checkpoint
+    from hydroseq.training.report import report_split
+    from hydroseq.training.runtime import set_threads
+
+    checkpoint = Checkpoint.load(model_dir / "checkpoint.pt")
+    config = checkpoint.config
+    set_threads(config.training.model_copy(update={"threads": 1}))
+    station_data = load_station_data(data, config.data)
+    report = report_split(checkpoint.build_model(), station_data, checkpoint.scalers, config, period,  # type: ignore[arg-type]
+                          torch.device("cpu"), out_dir, n_plots=0, late_gauge=False, show_progress=False)
+    table = report.scores.copy()
+    if report.probabilistic is not None:
+        prob = report.probabilistic.scores[["station", "lead", "crpss_climatology", "coverage50", "coverage90"]]
+        table = table.merge(prob.assign(forecast="model"), on=["station", "lead", "forecast"], how="left")
+    return table
+
+
+def summarise(week: pd.DataFrame, base: pd.DataFrame | None) -> dict[str, dict[str, float]]:
+    """Per lead: medians and means over stations, and the counts the results page reports."""
+    rows: dict[str, dict[str, float]] = {}
+    for lead, per_lead in week.groupby("lead"):
+        wide = per_lead.pivot(index="station", columns="forecast", values="nse")
+        model = per_lead[per_lead["forecast"] == "model"].set_index("station")
+        row = {"model_median_nse": wide["model"].median(), "model_mean_nse": wide["model"].mean(),
+               "model_median_kge": model["kge"].median(), "model_mean_kge": model["kge"].mean(),
+               "persistence_median_nse": wide["persistence"].median(),
+               "persistence_mean_nse": wide["persistence"].mean(),
+               "climatology_median_nse": wide["climatology"].median(),
+               "climatology_mean_nse": wide["climatology"].mean(),
+               "beats_persistence": int((wide["model"] > wide["persistence"]).sum()),
+               "stations": int(wide["model"].notna().sum())}
+        if "crpss_climatology" in model:
+            row.update(crpss_median=model["crpss_climatology"].median(),
+                       crpss_positive=int((model["crpss_climatology"] > 0).sum()),
+                       coverage50=model["coverage50"].median(), coverage90=model["coverage90"].median())
+        if base is not None and lead in set(base["lead"]):
+            base_nse = base[(base["lead"] == lead) & (base["forecast"] == "model")].set_index("station")["nse"]
+            row.update(base_median_nse=base_nse.median(), base_mean_nse=base_nse.mean(),
+                       beats_base=int((wide["model"] > base_nse.reindex(wide.index)).sum()))
+        rows[str(lead)] = {key: (round(float(value), 3) if isinstance(value, float) else value)
+                           for key, value in row.items()}
+    return rows
+
+
+def table(figures: dict[str, dict[str, dict[str, float]]]) -> str:
+    """The results page's table: one row per scenario and lead."""
+    lines = ["| inputs | lead | model NSE median / mean | KGE median | persistence | climatology | "
+             "beats persistence | base (no forecast input) | beats base | CRPSS (> 0) | coverage 50 / 90 % |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for scenario, per_lead in figures.items():
+        for lead, row in per_lead.items():
+            base = (f"{row['base_median_nse']:.3f} / {row['base_mean_nse']:.3f}" if "base_median_nse" in row else "")
+            lines.append(
+                f"| {scenario} | {lead} | {row['model_median_nse']:.3f} / {row['model_mean_nse']:.3f} | "
+                f"{row['model_median_kge']:.3f} | {row['persistence_median_nse']:.3f} / "
+                f"{row['persistence_mean_nse']:.3f} | {row['climatology_median_nse']:.3f} | "
+                f"{row['beats_persistence']} of {row['stations']} | {base} | {row.get('beats_base', '')} | "
+                f"{row.get('crpss_median', float('nan')):.3f} ({row.get('crpss_positive', '')}) | "
+                f"{100 * row.get('coverage50', float('nan')):.1f} / {100 * row.get('coverage90', float('nan')):.1f} |")
+    return "\n".join(lines)
+
+
+def export(run_id: str, out: Path, model: Path) -> None:
+    hydroseq("export", "--run", run_id, "--seq-len", "365", "--out", str(model),
+             "--tracking-uri", f"sqlite:///{out / 'mlruns.db'}")
+    names = ["metadata.json", "model.onnx", "model.pt2", "checkpoint.pt"]
+    sums = [f"{hashlib.sha256((model / name).read_bytes()).hexdigest()}  {name}" for name in names]
+    (model / "SHA256SUMS").write_text("\n".join(sums) + "\n")
+
+
+def bundled_scores(out: Path, model: Path, quick: bool, error_scale: float) -> dict:
+    """Step 3 and 4: the 31 unseen basins, test period, three kinds of forecast input."""
+    observed = out / "caravan_daily.nc"
+    if not observed.exists():
+        hydroseq("ingest", "--config", "configs/ingest_caravan_daily.yaml", "--out", str(observed))
+    figures: dict = {}
+    base = score(BASE_MODEL, observed, "test", out / "score_base")
+    for scenario, (error_model, seed) in SCENARIOS.items():
+        product = make_product(observed, out / f"bundled_product_{scenario}.nc", error_model, error_scale, seed)
+        data = ingest_with_product(REPO_ROOT / "configs" / "ingest_caravan_daily.yaml", product,
+                                   out / f"caravan_daily_{scenario}.nc", None)
+        week = score(model, data, "test", out / f"score_{scenario}")
+        week.to_csv(out / f"metrics_test_{scenario}.csv", index=False)
+        figures[scenario] = summarise(week, base)
+        if quick:
+            break
+    base.to_csv(out / "metrics_test_base.csv", index=False)
+    return figures
+
+
+def select_error_scale(out: Path, scales: list[float], caravan_root: str | None, quick: bool) -> dict:
+    """Short members trained per training error size, scored on validation with reference-size forecasts."""
+    reference = regional_data(out, "lead_growing", 1.0, 101, caravan_root)
+    short = {"training": {"epochs": 3, "ensemble": 1, "patience": 3, "max_batches_per_epoch": 60}}
+    figures = {}
+    for scale in scales:
+        data = regional_data(out, "lead_growing", scale, 0, caravan_root)
+        started = time.perf_counter()
+        trained = hydroseq("train", "--config", str(train_config(out, data, f"select_k{scale:g}", quick, short)))
+        model = out / f"model_select_k{scale:g}"
+        export(trained["run_id"], out, model)
+        validation = score(model, reference, "validation", out / f"score_select_k{scale:g}")
+        figures[f"k={scale:g}"] = {"wall_s": round(time.perf_counter() - started),
+                                   "best_epoch": trained["best_epoch"], "validation": summarise(validation, None)}
+        print(json.dumps(figures, indent=1), file=sys.stderr, flush=True)
+    return figures
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=REPO_ROOT / "runs" / "week_ahead")
+    parser.add_argument("--model", type=Path, default=WEEK_MODEL, help="where the model is exported")
+    parser.add_argument("--error-scale", type=float, default=1.0, help="k of the training error model")
+    parser.add_argument("--select-error-scale", type=float, nargs="+", default=None)
+    parser.add_argument("--score-only", action="store_true", help="score --model, train nothing")
+    parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args(argv)
+    out = args.out.resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    caravan_root = os.environ.get("CARAVAN_ROOT")
+    figures: dict = {"error_scale": args.error_scale}
+    if args.select_error_scale:
+        figures["selection"] = select_error_scale(out, args.select_error_scale, caravan_root, args.quick)
+    else:
+        if not args.score_only:
+            data = regional_data(out, "lead_growing", args.error_scale, 0, caravan_root)
+            started = time.perf_counter()
+            trained = hydroseq("train", "--config", str(train_config(out, data, "week_ahead", args.quick)))
+            figures["train"] = {"run_id": trained["run_id"], "best_epoch": trained["best_epoch"],
+                                "wall_s": round(time.perf_counter() - started)}
+            export(trained["run_id"], out, args.model)
+        figures["test"] = bundled_scores(out, args.model, args.quick, args.error_scale)
+        print(table(figures["test"]))
+    text = json.dumps(figures, indent=1, default=str)
+    (out / "scores.json").write_text(text + "\n")
+    if args.json:
+        args.json.write_text(text + "\n")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
