@@ -237,9 +237,10 @@ def untrained_members(config: TrainConfig, station_data: StationData, seeds: Seq
 
 
 def export_untrained_forecast_model(data: Path, out: Path, forecast_inputs: Sequence[str],
-                                    splits: dict[str, tuple[str, str]]) -> Path:
+                                    splits: dict[str, tuple[str, str]], leads: int = 3) -> Path:
     """An untrained per-step model of ``data`` (a Caravan ingest with streamflow) reading the ingested
-    ``forecast_inputs`` for leads 1-3, exported to ``out`` (torch is imported here, not when the tests load)."""
+    ``forecast_inputs`` for leads 1..``leads`` (and forecasting them), exported to ``out`` (torch is imported
+    here, not when the tests load)."""
     import torch
 
     from hydroseq.config import validate_config
@@ -251,7 +252,8 @@ def export_untrained_forecast_model(data: Path, out: Path, forecast_inputs: Sequ
 
     train = validate_config({
         "data": {"path": str(data), "dynamic_inputs": ["total_precipitation_sum", "temperature_2m_mean"],
-                 "static_inputs": [], "target": "streamflow", "mode": "per_step", "leads": [1, 2, 3],
+                 "static_inputs": [], "target": "streamflow", "mode": "per_step",
+                 "leads": list(range(1, leads + 1)),
                  "lagged_target": True, "seq_len": 20, "min_len": 5,
                  "forecast_inputs": [{"variable": name, "source": "ingested"} for name in forecast_inputs],
                  "splits": {name: {"start": start, "end": end} for name, (start, end) in splits.items()}},
@@ -260,8 +262,8 @@ def export_untrained_forecast_model(data: Path, out: Path, forecast_inputs: Sequ
     scalers = Scalers.fit(load_station_data(data, train.data), train.data)
     layout = FeatureLayout.from_config(train.data)
     torch.manual_seed(0)
-    model = get_model(train.model, len(layout.names), 3, "per_step", data=train.data).eval()
-    checkpoint = Checkpoint(model.state_dict(), train, layout.names, 3, scalers, "untrained")
+    model = get_model(train.model, len(layout.names), leads, "per_step", data=train.data).eval()
+    checkpoint = Checkpoint(model.state_dict(), train, layout.names, leads, scalers, "untrained")
     export_trained_model(checkpoint, train.data.seq_len, out, read_provenance(data), pt2=False)
     return out
 

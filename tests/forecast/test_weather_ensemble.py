@@ -35,12 +35,14 @@ def ensemble_data(tmp_path_factory, data_dir) -> dict[str, Path]:
     """Three real basins with the example 10-member runs ingested, and an untrained model reading them."""
     folder = tmp_path_factory.mktemp("weather_ensemble")
     copy_runs(data_dir, "ens", ENS_RUNS, folder / "runs")
-    config = grib_ingest_config(data_dir, str(folder / "runs" / "*.grib2"), 10, ["0/96/12"])
+    config = grib_ingest_config(data_dir, str(folder / "runs" / "*.grib2"), 10, ["0/240/12"])
     config["grid"]["start"] = "2014-08-01"
     config["sources"][0]["variables"]["streamflow"] = {"source": "streamflow", "units": "mm/d", "aggregation": "mean"}
     (folder / "ingest.yaml").write_text(yaml.safe_dump(config))
     data = folder / "ensemble.nc"
     assert main(["ingest", "--config", str(folder / "ingest.yaml"), "--out", str(data), "-q"]) == 0
+    with xr.open_dataset(data) as ingested:  # a week of leads; the 3-lead model below reads the first three
+        assert ingested.sizes["lead"] == 7
     # a model is trained on a deterministic product: here the control member's (training reads no ensemble)
     control = _member_alone(data, 0, folder / "control.nc")
     inputs = ["precipitation_forecast", "temperature_forecast"]

@@ -78,12 +78,13 @@ def as_cfgrib_netcdf(grib: Path, out: Path, parameters: list[str]) -> Path:
 
 
 def grib_ingest_config(data_dir: Path, runs_glob: str, members: int | None,
-                       steps: list[str], latency: str = "8h", **forecast: object) -> dict:
+                       steps: list[str], latency: str = "8h", horizon: int = 7, **forecast: object) -> dict:
     """An ingest config of :data:`STATIONS` (their real Caravan series) on a daily grid around the
-    example runs, with one GRIB2 forecast source reading ``runs_glob``."""
+    example runs, with one GRIB2 forecast source reading ``runs_glob`` (leads 1..``horizon``, a week by
+    default, as the example runs' 240 h allow)."""
     source: dict[str, object] = {
         "name": "example runs", "path": runs_glob, "format": "grib2", "layout": "grid", "steps": steps,
-        "latency": latency, "issue_frequency": "1D", "horizon": 3, "on_missing_product": "use_previous",
+        "latency": latency, "issue_frequency": "1D", "horizon": horizon, "on_missing_product": "use_previous",
         "variables": {"precipitation_forecast": {"source": "tp", "units": "m", "aggregation": "sum",
                                                  "accumulation": "since_reference"},
                       "temperature_forecast": {"source": "2t", "units": "K"}}}

@@ -37,7 +37,7 @@ def _run_cli(tmp_path: Path, config: dict, name: str = "out.nc") -> tuple[int, P
 def ensemble_ingest(tmp_path_factory, data_dir) -> tuple[Path, Path]:
     folder = tmp_path_factory.mktemp("ens")
     copy_runs(data_dir, "ens", ENS_RUNS, folder / "runs")
-    status, out = _run_cli(folder, grib_ingest_config(data_dir, str(folder / "runs" / "*.grib2"), 10, ["0/96/12"]))
+    status, out = _run_cli(folder, grib_ingest_config(data_dir, str(folder / "runs" / "*.grib2"), 10, ["0/240/12"]))
     assert status == 0
     return folder, out
 
@@ -60,8 +60,8 @@ def test_ensemble_runs_keep_their_ten_members_as_a_dimension(ensemble_ingest):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("kind, runs, members, steps", [("hres", HRES_RUNS, None, ["0/96/6"]),
-                                                        ("ens", ENS_RUNS, 10, ["0/96/12"])])
+@pytest.mark.parametrize("kind, runs, members, steps", [("hres", HRES_RUNS, None, ["0/240/6"]),
+                                                        ("ens", ENS_RUNS, 10, ["0/240/12"])])
 def test_grib2_runs_with_polygons_give_the_series_of_cfgrib_netcdf_with_cell_weights(tmp_path, data_dir, kind, runs,
                                                                                       members, steps):
     """The acceptance of the GRIB2 path: the example runs read as GRIB2 and averaged over the basin outlines
@@ -91,8 +91,8 @@ def test_grib2_runs_with_polygons_give_the_series_of_cfgrib_netcdf_with_cell_wei
                                           netcdf[f"{name}_reference_time"].values)
 
 
-def _refused(tmp_path, data_dir, capsys, damage, members=10, steps=("0/96/12",), kind="ens", runs=ENS_RUNS[:3],
-             named=1, **forecast) -> str:
+def _refused(tmp_path, data_dir, capsys, damage, members=10, steps=("0/240/12",), kind="ens",
+             runs=ENS_RUNS[:3], named=1, **forecast) -> str:
     files = copy_runs(data_dir, kind, runs, tmp_path / "runs")
     damage(files[1])
     config = grib_ingest_config(data_dir, str(tmp_path / "runs" / "*.grib2"), members, list(steps), **forecast)
@@ -150,7 +150,7 @@ def test_a_grid_that_does_not_cover_a_basin_is_refused(tmp_path, data_dir, capsy
 
 def test_a_station_outside_the_grid_is_refused(tmp_path, data_dir, capsys):
     files = copy_runs(data_dir, "ens", ENS_RUNS[:2], tmp_path / "runs")
-    config = grib_ingest_config(data_dir, str(tmp_path / "runs" / "*.grib2"), 10, ["0/96/12"])
+    config = grib_ingest_config(data_dir, str(tmp_path / "runs" / "*.grib2"), 10, ["0/240/12"])
     table = pd.read_csv(data_dir / "stations" / "caravan_camels_us.csv", dtype={"station_id": str})
     table.loc[table["station_id"] == STATIONS[0], ["lat", "lon"]] = (61.2, -149.9)  # Anchorage, Alaska
     table.to_csv(tmp_path / "stations.csv", index=False)
@@ -183,7 +183,7 @@ def test_a_run_published_after_the_issue_time_changes_nothing_up_to_it(tmp_path,
     results = []
     for name in ("original", "perturbed"):
         status, out = _run_cli(tmp_path, grib_ingest_config(data_dir, str(tmp_path / name / "*.grib2"), 10,
-                                                            ["0/96/12"]), f"{name}.nc")
+                                                            ["0/240/12"]), f"{name}.nc")
         assert status == 0
         results.append(xr.open_dataset(out).load())
     original, changed = results
@@ -217,5 +217,5 @@ def test_the_shipped_ensemble_config_ingests_the_example_runs_with_the_drawn_out
     with xr.open_dataset(out) as ds:
         forecast = ds["total_precipitation_sum_forecast"]
         assert forecast.dims == ("station", "time", "lead", "member") and ds.sizes["member"] == 10
-        assert ds.sizes["station"] == 31
+        assert ds.sizes["station"] == 31 and ds["lead"].values.tolist() == [1, 2, 3, 4, 5, 6, 7]  # a week
         assert np.isfinite(forecast.sel(time="2014-09-25T08:00").values).all()  # every basin, lead and member
