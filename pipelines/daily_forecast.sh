@@ -21,7 +21,10 @@
 #   HYDROSEQ_MAX_OBSERVATION_AGE  hours: a station forecast from a gauge whose newest observation is older
 #                           counts toward that share (hydroseq forecast --max-observation-age); "off" turns
 #                           it off; 72 suits a daily grid, set it for a sub-daily one                 [72]
-#   (an ingest config with forecast_sources ingests the newest weather-forecast product in the same step)
+#   (an ingest config with forecast_sources ingests the newest weather-forecast product in the same step;
+#   7 days ahead from GRIB2 runs: HYDROSEQ_INGEST_CONFIG=configs/ingest_grib2_hres.yaml, or
+#   configs/ingest_grib2_ensemble.yaml, with HYDROSEQ_MODEL=models/caravan-camels-us-daily-week-ahead;
+#   pipelines/README.md "A week ahead from GRIB2 runs")
 #   HYDROSEQ_FORCING_FORECAST  a weather-forecast product file read by the forecast itself (hydroseq forecast
 #                           --forcing-forecast), instead of or besides ingesting it                [none]
 #   HYDROSEQ_REPORT         write the forecaster's page forecast_<date>.html into the set: 1 or 0     [1]
