@@ -29,7 +29,7 @@ Errors (``--error-model``):
   linearly interpolated, ``d_l`` a random walk over the leads with steps of ``0.35 k`` days (so
   its spread is ``0.35 k sqrt(l)`` days: about a day at lead 7 with ``k = 1``), and its *amount*
   is multiplied by ``exp(s_l z_l - s_l^2 / 2)``, ``s_l = k (0.3 + 0.1 (l - 1))`` and ``z_l`` an
-  AR(1) series over the leads (lag-one correlation 0.6, unit variance). Temperature gets
+  AR(1) series over the leads (lag-one correlation 0.6, unit variance) clipped to +-3. Temperature gets
   ``k (0.6 + 0.25 (l - 1))`` kelvin times an AR(1) series (0.7) added: 0.6 K at lead 1, 2.1 K at
   lead 7. The first step (inside the latency) takes lead 1's amount and temperature errors and
   no displacement.
@@ -198,7 +198,9 @@ def _lead_growing(observed: np.ndarray, horizon: int, first_fraction: float, siz
         moved[(position < 0) | (position > count - 1)] = np.nan
         moved[np.isnan(truth[:, 1:])] = np.nan   # past the end of the data stays missing
         spread = sizes.amount_spread[0] + sizes.amount_spread[1] * (leads - 1)
-        factor = sizes.amount_factor * np.exp(spread * _ar1(rng, shape, sizes.amount_correlation) - spread ** 2 / 2)
+        # clipped at 3 standard deviations: an unclipped log-normal of spread 0.9 multiplies a storm by 25 now and then
+        amount_error = np.clip(_ar1(rng, shape, sizes.amount_correlation), -3.0, 3.0)
+        factor = sizes.amount_factor * np.exp(spread * amount_error - spread ** 2 / 2)
         first = truth[:, :1] * factor[:, :1]
         return np.concatenate([first, moved * factor], axis=1)
     spread = sizes.temperature_spread[0] + sizes.temperature_spread[1] * (leads - 1)
