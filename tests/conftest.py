@@ -24,6 +24,7 @@ from filelock import FileLock
 from hydroseq.config import TrainConfig, validate_config
 from hydroseq.ingest import ingest
 from tests.fixtures import caravan_ingest_config, shared_dir, store_uri
+from tests.week_ahead import WeekAhead, week_ahead_chain
 
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 
@@ -152,3 +153,10 @@ def grid_index() -> Callable[[Path, str], int]:
         with xr.open_dataset(path) as dataset:
             return int(np.flatnonzero(dataset["time"].values == np.datetime64(label, "ns"))[0])
     return index
+
+
+@pytest.fixture(scope="session")
+def week_ahead(tmp_path_factory: pytest.TempPathFactory) -> WeekAhead:
+    """A 7-lead (daily) quantile model reading ingested 7-day weather forecasts, trained, exported and run: its
+    forecasts, hindcast and pages (:mod:`tests.week_ahead`; read only)."""
+    return week_ahead_chain(tmp_path_factory)

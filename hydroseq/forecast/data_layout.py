@@ -1,7 +1,9 @@
 """Does an ingested file have the layout a model was trained on? The one check before a forecast reads a file.
 
 Checked in this order: the grid (frequency, time zone, day boundary, label convention), that every
-variable the model reads is in the file, and that each has the units the model was trained with.
+variable the model reads is in the file, that its ingested weather-forecast variables hold every lead the
+model reads (``1..forecast_horizon``: a 3-lead product is not read by a 7-lead model as a shorter
+forecast), and that each variable has the units the model was trained with.
 The first check that fails names every difference it found, on one line: ``F.nc: grid frequency
 1h differs from the model's 1D``, ``F.nc: variable streamflow is in m3 s-1; the model was trained
 on mm d-1``.
@@ -11,10 +13,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import xarray as xr
 
 from hydroseq.errors import InputDataError
 from hydroseq.export.metadata import ExportMetadata
+from hydroseq.forecast.product_use import lead_span
 from hydroseq.grid import GRID_ATTRIBUTES, GridSpec
 
 GRID_ATTRIBUTE_WORDS = dict(zip(GRID_ATTRIBUTES, ("frequency", "time zone", "day boundary", "time label convention"),
@@ -41,6 +45,12 @@ def check_data_layout(path: Path, dataset: xr.Dataset, grid: GridSpec, metadata:
                and not (name == metadata.target and target_is_optional(metadata))]
     if missing:
         raise InputDataError(path, f"the model reads variables the file lacks: {', '.join(missing)}")
+    short = _short_forecasts(dataset, metadata)
+    if short:
+        horizon = metadata.forecast_horizon
+        raise InputDataError(path, f"the model reads weather-forecast leads 1-{horizon}, but {', '.join(short)}: a "
+                                   "product with fewer leads than the model reads is refused rather than read as a "
+                                   f"shorter forecast; ingest one with a forecast source of horizon {horizon} or more")
     units = [_units_difference(name, dataset[name].attrs.get("units"), trained_on)
              for name, trained_on in metadata.input_units.items() if name in dataset.variables]
     wrong = [difference for difference in units if difference]
@@ -52,6 +62,21 @@ def target_is_optional(metadata: ExportMetadata) -> bool:
     """A file may lack the target variable: the model reads the observed target with an "observed" flag (it
     forecasts stations without observations) and records the target's units (the units of its forecast)."""
     return metadata.feature_layout().observed_flag and metadata.target in metadata.input_units
+
+
+def _short_forecasts(dataset: xr.Dataset, metadata: ExportMetadata) -> list[str]:
+    """``<variable> has leads 1-3`` for each ingested weather-forecast input whose ``lead`` coordinate lacks one
+    of the model's leads ``1..forecast_horizon``."""
+    wanted = set(range(1, metadata.forecast_horizon + 1))
+    short = []
+    for item in metadata.forecast_input_specs:
+        if item.source != "ingested" or "lead" not in dataset[item.variable].dims:
+            continue  # a variable without a lead dimension is refused when it is read, naming its dimensions
+        leads = [int(lead) for lead in np.asarray(dataset["lead"].values)] if "lead" in dataset.variables else []
+        if not wanted <= set(leads):
+            found = lead_span(leads) if leads else "none"
+            short.append(f"{item.variable} has leads {found}")
+    return short
 
 
 def _roles(metadata: ExportMetadata) -> dict[str, str]:

@@ -1,4 +1,12 @@
-"""Which weather-forecast product each station's forecast read, and what happens where none was valid."""
+"""Which weather-forecast product each station's forecast read, and what happens where none was valid.
+
+A product valid at the issue time must cover every lead the model reads (``1..forecast_horizon``): one that
+holds values for some leads and none for others (a run shorter than the model's leads, a field missing for
+some steps) is refused (:func:`check_lead_coverage`) rather than read as a shorter forecast. A run read
+because the one due is late (``on_missing_product: use_previous``: its leads shift, missing beyond its last
+step) is the exception: it is read, and flagged as late with the leads it covers. No product at all (every
+lead missing) is the fallback the model was trained for (``forecast_hiding``).
+"""
 
 from __future__ import annotations
 
@@ -70,11 +78,14 @@ def product_use(metadata: ExportMetadata, data: StationData, ends: np.ndarray, r
     ------
     InputDataError
         With ``on_missing="fail"``, naming the stations, the inputs and the issue time, when some
-        station has, for some forecast input, no value for any lead at an issue time.
+        station has, for some forecast input, no value for any lead at an issue time; whatever
+        ``on_missing``, when a product covers only some of the model's leads (:func:`check_lead_coverage`).
     """
     specs = metadata.forecast_input_specs
     if not specs:
         return ProductUse()
+    check_lead_coverage(metadata, data.forecast, data.times, ends, references, schedules or {}, data.station_ids,
+                        path)
     attributes = {"forecast_inputs": json.dumps(metadata.forecast_inputs),
                   "forecast_input_horizon_steps": str(metadata.forecast_horizon), **(file_attributes or {})}
     if metadata.perfect_forecast_inputs:
@@ -95,11 +106,74 @@ def product_use(metadata: ExportMetadata, data: StationData, ends: np.ndarray, r
     fallback = {data.station_ids[s]: _reason(names, kinds, read[:, s],
                                              None if input_age is None else input_age[:, s], issues)
                 for s in missing}
-    late = _late_runs(names, read, issues, references, ends, schedules or {}, data.station_ids)
+    late = _late_runs(names, read, issues, references, ends, schedules or {}, data.station_ids,
+                      np.isfinite(data.forecast[:, ends[-1]]))
     if late:
         attributes["late_weather_forecast_stations"] = json.dumps(late, sort_keys=True)
     return ProductUse(inputs=names, read=read, input_age_hours=input_age, age_hours=age, fallback=fallback,
                       late=late, attributes=attributes)
+
+
+def check_lead_coverage(metadata: ExportMetadata, forecast: np.ndarray, times: np.ndarray, ends: np.ndarray,
+                        references: dict[str, np.ndarray], schedules: dict[str, tuple[pd.Timedelta, pd.Timedelta]],
+                        station_ids: tuple[str, ...], path: Path) -> None:
+    """Refuse a weather forecast that covers only some of the model's leads at an issue step ``ends``.
+
+    ``forecast`` is ``[station, time, input, lead]`` (:attr:`hydroseq.dataset.StationData.forecast`), ``times``
+    its grid labels. An ingested input that holds a value at some lead and none at another is a run
+    shorter than the model's leads (or a field missing for some steps): the model would read "no
+    forecast" for those leads alone, a forecast that silently knows less than it says. The exception is a
+    run older than the one due by the issue time (``references`` and ``schedules`` tell, as for the late-run
+    report): its leads shift and end early by design, and it is flagged as late.
+
+    Raises
+    ------
+    InputDataError
+        Naming ``path``, the first issue time concerned, the input, the leads without a value, how many
+        stations (the first of them) and the run read.
+    """
+    specs = metadata.forecast_input_specs
+    finite = np.isfinite(forecast[:, ends])  # [station, issue, input, lead]
+    partial = finite.any(axis=3) & ~finite.all(axis=3)  # [station, issue, input]
+    issues = times[ends]
+    for k, item in enumerate(specs):
+        if item.source != "ingested" or not partial[:, :, k].any():
+            continue
+        bad = partial[:, :, k].copy()
+        used = references.get(item.variable)
+        if used is not None and item.variable in schedules:
+            due = np.array([due_reference(issue, *schedules[item.variable]).asm8 for issue in issues],
+                           dtype="datetime64[ns]")
+            bad &= ~(~np.isnat(used[:, ends]) & (used[:, ends] < due[None, :]))  # a late run: flagged, not refused
+        if not bad.any():
+            continue
+        issue = int(np.flatnonzero(bad.any(axis=0))[0])
+        stations = np.flatnonzero(bad[:, issue])
+        first = int(stations[0])
+        absent = np.flatnonzero(~finite[first, issue, k]) + 1
+        run = ""
+        if used is not None and not np.isnat(used[first, ends[issue]]):
+            run = f", read from the run of {pd.Timestamp(used[first, ends[issue]]):%Y-%m-%dT%H:%M}Z"
+        count = f"{len(stations)} of {len(station_ids)} stations (first {station_ids[first]}{run})"
+        others = int(bad.any(axis=0).sum())
+        when = f", at {others} of {len(issues)} issue times" if others > 1 else ""
+        raise InputDataError(path, f"the weather forecast {item.variable} has no value at lead(s) {lead_span(absent)} "
+                                   f"of the model's 1-{metadata.forecast_horizon} for {count}{when}: a product "
+                                   "that does not cover every lead the model reads is refused rather than read as a "
+                                   "shorter forecast; ingest one that covers them",
+                             where=f"time {_label(issues[issue])}")
+
+
+def lead_span(leads: np.ndarray | list[int]) -> str:
+    """``4-7``, ``2, 5-7``: lead numbers as runs of consecutive ones."""
+    values = sorted(int(lead) for lead in leads)
+    runs: list[list[int]] = []
+    for lead in values:
+        if runs and lead == runs[-1][-1] + 1:
+            runs[-1].append(lead)
+        else:
+            runs.append([lead])
+    return ", ".join(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]) for run in runs)
 
 
 def due_reference(issue: np.datetime64, latency: pd.Timedelta, frequency: pd.Timedelta) -> pd.Timestamp:
@@ -110,8 +184,9 @@ def due_reference(issue: np.datetime64, latency: pd.Timedelta, frequency: pd.Tim
 
 def _late_runs(names: tuple[str, ...], read: np.ndarray, issues: np.ndarray, references: dict[str, np.ndarray],
                ends: np.ndarray, schedules: dict[str, tuple[pd.Timedelta, pd.Timedelta]],
-               station_ids: tuple[str, ...]) -> dict[str, str]:
-    """At the last issue time, the stations whose inputs read a run older than the one due."""
+               station_ids: tuple[str, ...], last_leads: np.ndarray) -> dict[str, str]:
+    """At the last issue time, the stations whose inputs read a run older than the one due (and, where that run
+    ends before the model's last lead, the leads it covers: ``last_leads``, bool ``[station, input, lead]``)."""
     late: dict[str, list[str]] = {}
     issue = issues[-1]
     for k, name in enumerate(names):
@@ -123,9 +198,12 @@ def _late_runs(names: tuple[str, ...], read: np.ndarray, issues: np.ndarray, ref
             if np.isnat(reference) or not read[-1, s, k] or pd.Timestamp(reference) >= due:
                 continue
             age = (pd.Timestamp(issue) - pd.Timestamp(reference)) / pd.Timedelta(hours=1)
+            covered = np.flatnonzero(last_leads[s, k]) + 1
+            short = (f", which covers lead(s) {lead_span(covered)} of 1-{last_leads.shape[-1]} only"
+                     if len(covered) < last_leads.shape[-1] else "")
             late.setdefault(station_ids[s], []).append(
                 f"{name}: the run of {due:%Y-%m-%dT%H:%M}Z was not in by the issue time; read the run of "
-                f"{pd.Timestamp(reference):%Y-%m-%dT%H:%M}Z ({age:g} h old)")
+                f"{pd.Timestamp(reference):%Y-%m-%dT%H:%M}Z ({age:g} h old){short}")
     return {station: "; ".join(reasons) for station, reasons in late.items()}
 
 

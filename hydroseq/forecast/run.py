@@ -21,7 +21,7 @@ from hydroseq.forecast.freshness import nothing_at_the_issue_step, stale_gauges
 from hydroseq.forecast.hindcast import hindcast_signatures, observed_at_leads
 from hydroseq.forecast.outputs import PublishedForecast, publish_forecast
 from hydroseq.forecast.probabilistic import exceedance, score_hindcast_distribution, training_record
-from hydroseq.forecast.product_use import MissingForecastInput, ProductUse, product_use
+from hydroseq.forecast.product_use import MissingForecastInput, ProductUse, check_lead_coverage, product_use
 from hydroseq.forecast.result import ForecastResult
 from hydroseq.grid import GridSpec
 from hydroseq.grid.issue_times import locate_issue, parse_issue_times
@@ -121,8 +121,10 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
     ------
     InputDataError
         If the model directory or the data file cannot be used, the file's layout is not the model's
-        (grid, variables, units: :func:`hydroseq.forecast.data_layout.check_data_layout`), or the data
-        end before the last issue time of a hindcast. :class:`~hydroseq.errors.ConfigError` if the issue
+        (grid, variables, units, fewer weather-forecast leads than the model reads:
+        :func:`hydroseq.forecast.data_layout.check_data_layout`), the data end before the last issue time
+        of a hindcast, or a weather forecast valid at an issue time covers only some of the model's leads
+        (:func:`hydroseq.forecast.product_use.check_lead_coverage`). :class:`~hydroseq.errors.ConfigError` if the issue
         time does not parse, or ``max_observation_age`` is given for a hindcast or is negative.
     """
     model = ExportedModel(model_dir)
@@ -169,6 +171,9 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
     local_ends = plan.ends - plan.start
     products = product_use(metadata, data, local_ends, references, missing_forecast_input,
                            Path(forcing_forecast or data_path), forcing_attributes, schedules)
+    for other in weather[1:]:  # every member of an ensemble weather forecast covers the model's leads
+        check_lead_coverage(metadata, other.forecast, other.times, local_ends, references, schedules,
+                            other.station_ids, Path(data_path))
     core = forecast_core(model, data, local_ends, batch_size, progress=show_progress and plan.is_range)
     values, members, age = core.values, core.members, core.observation_age_hours
     if n_weather:  # each weather member drives the model; the forecast is their combination

@@ -61,6 +61,7 @@ from hydroseq.serving.served_input import (
     STATION,
     TIME,
     Bounds,
+    check_lead_coverage,
     check_plausible,
     forecast_columns,
     input_columns,
@@ -122,8 +123,9 @@ def forecast_frame(model: ExportedModel, frame: pd.DataFrame, issue_time: str | 
     InputDataError
         If the rows fail a check of :mod:`hydroseq.serving.served_input` (a column missing, a time
         off the model's grid, two rows for a station and time, static attributes that differ, a
-        value outside its plausible range in the steps the forecast reads), or the issue time lies
-        outside the table, or a station's rows give different ``area_km2``.
+        value outside its plausible range in the steps the forecast reads, a weather forecast covering only
+        some of the model's leads at the issue time), or the issue time lies outside the table, or a station's
+        rows give different ``area_km2``.
     ConfigError
         If ``issue_time`` is not a form ``hydroseq forecast --issue-time`` reads.
     """
@@ -131,6 +133,7 @@ def forecast_frame(model: ExportedModel, frame: pd.DataFrame, issue_time: str | 
     data = station_data_from_frame(frame, metadata)
     end = _issue_index(data.times, metadata.grid, issue_time)
     check_plausible(data, end, metadata, bounds)
+    check_lead_coverage(data, end, metadata)
     core = forecast_core(model, data, np.array([end]))
     levels = tuple(metadata.quantiles)
     exceeding, station_thresholds = None, None

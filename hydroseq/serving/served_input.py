@@ -15,7 +15,13 @@ anywhere (:mod:`hydroseq.serving.pyfunc_model`), so it checks, each failure an
   attributes) is within the plausibility bounds the model was logged with
   (:mod:`hydroseq.serving.input_bounds`; without them: within ±1e30); ``inf`` never is. NaN (or a
   step without a row) is missing, as a gap in an ingested file: a station without enough valid
-  steps gets NaN rows, as ``hydroseq forecast`` skips it.
+  steps gets NaN rows, as ``hydroseq forecast`` skips it;
+* at the issue step, each weather-forecast input of a station has a value at every lead the model
+  reads or at none (none: no forecast, read as the model was trained to): a run covering only some
+  leads (``..._forecast_lead1`` to ``lead3`` given, ``lead4`` to ``lead7`` NaN) is refused, as
+  ``hydroseq forecast`` refuses it (:func:`hydroseq.forecast.product_use.check_lead_coverage`), rather than
+  read as a shorter forecast. The table says nothing of the run it comes from, so a late run whose
+  leads end early is refused too.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from hydroseq.dataset import StationData
 from hydroseq.dataset.window import history_slice
 from hydroseq.errors import InputDataError
 from hydroseq.export import ExportMetadata
+from hydroseq.forecast.product_use import lead_span
 from hydroseq.grid import GridSpec
 from hydroseq.grid.issue_times import ISO_8601
 
@@ -202,3 +209,31 @@ def _read_values(data: StationData, window: slice,
             yield next(columns), name, forecast[:, :, position, lead]
     for position, name in enumerate(data.static_names):
         yield name, name, data.static[:, position]
+
+
+def check_lead_coverage(data: StationData, end: int, metadata: ExportMetadata) -> None:
+    """At grid step ``end``, every station's weather-forecast inputs hold a value at every lead or at none.
+
+    Raises
+    ------
+    InputDataError
+        For the first station and input with values at some leads only, naming the station, the issue
+        time, the columns without a value and how many stations are concerned.
+    """
+    forecast = np.isfinite(data.forecast[:, end])  # [station, input, lead]
+    partial = forecast.any(axis=2) & ~forecast.all(axis=2)
+    if not partial.any():
+        return
+    s, k = (int(index) for index in np.argwhere(partial)[0])
+    name = data.forecast_names[k]
+    absent = np.flatnonzero(~forecast[s, k]) + 1
+    horizon = forecast.shape[-1]
+    stations = int(partial.any(axis=1).sum())
+    columns = ", ".join(f"{name}_forecast_lead{lead}" for lead in absent[:3]) + (" ..." if len(absent) > 3 else "")
+    raise InputDataError(INPUT_NAME, f"the weather forecast {name} has no value at lead(s) {lead_span(absent)} of the "
+                                     f"model's 1-{horizon} ({columns} missing) while its other leads have one "
+                                     f"({stations} of {data.n_stations} stations): a forecast that does not cover "
+                                     "every lead the model reads is refused rather than read as a shorter one; give "
+                                     "every lead, or none (no forecast)",
+                         f"station {data.station_ids[s]}, {pd.Timestamp(data.times[end]).isoformat()}Z")
+
