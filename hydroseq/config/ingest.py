@@ -16,7 +16,7 @@ from pydantic import Field, PrivateAttr, field_validator, model_validator
 
 from hydroseq.config.base import StrictModel
 from hydroseq.config.dates import IsoDate, IsoDateTime
-from hydroseq.config.forecast_source import ForecastSourceConfig
+from hydroseq.config.forecast_source import ForecastSourceConfig, expected_step_hours
 from hydroseq.config.outlines import OutlinesConfig
 from hydroseq.config.variables import VariableSpec
 from hydroseq.grid import GridSpec, parse_step, parse_timezone
@@ -265,6 +265,24 @@ class IngestConfig(StrictModel):
         if polygons and self.stations.outlines is None:
             raise ValueError(f"extraction: polygons (source {polygons[0]!r}) needs the stations' basin outlines: "
                              "set stations.outlines")
+        return self
+
+    @model_validator(mode="after")
+    def _steps_reach_the_horizon(self) -> IngestConfig:
+        """A source whose listed ``steps`` end before its ``horizon`` can need (the latency, then ``horizon`` grid
+        steps) would refuse every run as a truncated horizon: a config mismatch, said before any file is read."""
+        step = self.grid.spec.step
+        for forecast in self.forecast_sources:
+            if forecast.steps is None:
+                continue
+            last = max(expected_step_hours(forecast.steps))
+            needed = forecast.latency_step + forecast.horizon * step
+            if pd.Timedelta(hours=last) < needed:
+                raise ValueError(
+                    f"forecast source {forecast.label!r}: its steps end at {last:g} h, but horizon {forecast.horizon} "
+                    f"(lead steps of the {self.grid.frequency} grid) after a latency of {forecast.latency} needs steps "
+                    f"up to {needed / pd.Timedelta(hours=1):g} h at least; lower the horizon to what the runs cover, "
+                    "or list the runs' longer steps")
         return self
 
     @model_validator(mode="after")
