@@ -22,6 +22,7 @@ from hydroseq.forecast.hindcast import HindcastScores
 from hydroseq.forecast.result import ForecastResult, lead_text
 
 FORECAST_COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:grey")
+PLUME_COLUMNS = 4  # lead panels per row of the plume (a week of leads: two rows)
 NSE_FLOOR = -1.0  # lower NSE values are drawn at the floor so one bad station does not squash the plot
 
 
@@ -60,8 +61,8 @@ def plot_plume(result: ForecastResult, observed: np.ndarray, scores: HindcastSco
     """A PNG of one station's predictive distribution: median, 50 % and 90 % bands, observations, thresholds.
 
     The station is the one with the median NSE at the first lead, shown around its largest
-    observed flow (``half_window_steps`` issue times either side), one panel per lead; in m³/s where its
-    area converts the target.
+    observed flow (``half_window_steps`` issue times either side), one panel per lead, at most
+    :data:`PLUME_COLUMNS` to a row; in m³/s where its area converts the target.
     """
     return _save(plume_figure(result, observed, scores, half_window_steps), path)
 
@@ -70,8 +71,14 @@ def plume_figure(result: ForecastResult, observed: np.ndarray, scores: HindcastS
                  half_window_steps: int = 60) -> Figure:
     """The figure :func:`plot_plume` writes."""
     picked = dict(_picked_stations(scores))
-    figure = Figure(figsize=(6 * len(result.leads), 4))
-    axes = np.atleast_1d(figure.subplots(1, len(result.leads), sharey=True))
+    n_leads = len(result.leads)
+    columns = min(n_leads, PLUME_COLUMNS)
+    rows = -(-n_leads // columns)
+    figure = Figure(figsize=(6 * columns, 4 * rows))
+    grid = np.atleast_1d(figure.subplots(rows, columns, sharey=True, squeeze=False)).ravel()
+    for unused in grid[n_leads:]:  # the last row's empty places
+        unused.set_visible(False)
+    axes = grid[:n_leads]
     if "median" in picked:
         station = picked["median"]
         peak = int(np.nanargmax(np.where(np.isfinite(observed[:, station, 0]), observed[:, station, 0], -np.inf)))
@@ -79,7 +86,8 @@ def plume_figure(result: ForecastResult, observed: np.ndarray, scores: HindcastS
         thresholds = result.thresholds.for_stations(result.stations) if result.thresholds is not None else None
         for k, axis in enumerate(axes):
             valid = result.valid_times[window, k]
-            factor = _draw_in_discharge(axis, result, station, second_axis=k == len(axes) - 1, label=k == 0)
+            last_of_row = k % columns == columns - 1 or k == n_leads - 1
+            factor = _draw_in_discharge(axis, result, station, second_axis=last_of_row, label=k % columns == 0)
             _bands(axis, result, valid, station, k, window, factor)
             axis.plot(valid, observed[window, station, k] * factor, color="black", linewidth=1, label="observed")
             axis.plot(valid, result.values[window, station, k] * factor, color="tab:blue", linewidth=1.2,

@@ -21,7 +21,8 @@ from bokeh.plotting import figure
 
 OBSERVED, FORECAST, BAND, PREVIOUS = "#000000", "#0072B2", "#56B4E9", "#E69F00"
 THRESHOLD_COLOURS = ("#D55E00", "#CC79A7", "#882255", "#009E73")
-SKILL_LINES = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9")
+SKILL_LINES = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9", "#000000")  # one per lead of a week
+LINE_DASHES = ("solid", "dashed", "dotted")  # more leads than colours: the colours again, dashed, then dotted
 TOOLS = "pan,wheel_zoom,box_zoom,reset"
 EARTH_RADIUS_M = 6_378_137.0
 # the map's source: position (Web Mercator metres), fill colour, marker, outline colour, and the hover's texts
@@ -113,9 +114,11 @@ def reliability_diagram(curves: dict[str, dict[str, list]]) -> figure:
     plot = figure(tools=TOOLS, x_range=Range1d(start=0, end=1), y_range=Range1d(start=0, end=1),
                   sizing_mode="stretch_width", height=330, name="reliability")
     plot.line([0, 1], [0, 1], line_color="#999999", line_dash="dashed", legend_label="perfectly reliable")
-    for (lead, curve), colour in zip(curves.items(), SKILL_LINES, strict=False):
+    for k, (lead, curve) in enumerate(curves.items()):  # every lead, however many
+        colour, dash = SKILL_LINES[k % len(SKILL_LINES)], LINE_DASHES[k // len(SKILL_LINES) % len(LINE_DASHES)]
         source = ColumnDataSource(curve)
-        plot.line("forecast", "observed", source=source, line_color=colour, line_width=2, legend_label=lead)
+        plot.line("forecast", "observed", source=source, line_color=colour, line_width=2, line_dash=dash,
+                  legend_label=lead)
         plot.scatter("forecast", "observed", source=source, fill_color=colour, line_color=colour, size=7,
                      legend_label=lead)
     plot.add_tools(HoverTool(tooltips=[("forecast", "@forecast{0.00}"), ("observed", "@observed{0.00}"),

@@ -11,11 +11,13 @@ import numpy as np
 
 @dataclass(frozen=True)
 class TableColumn:
-    """A column of the station table: its key in each row's ``cells``, its heading, and how it sorts."""
+    """A column of the station table: its key in each row's ``cells``, its heading, how it sorts and, on the
+    verification page, the lead (its index) it belongs to: only the selected lead's columns are shown."""
 
     key: str
     heading: str
     sort: str  # "text" or "number"
+    lead: int | None = None
 
 
 @dataclass

@@ -1,5 +1,9 @@
 """The verification page of a hindcast: per-station skill against persistence on a map (a lead selector), the
-per-lead score table the CLI prints, the reliability diagram and PIT histogram, and each station's hydrograph."""
+per-lead score table the CLI prints, the reliability diagram and PIT histogram, and each station's hydrograph.
+
+The lead selector (lead 1 first, whatever the number of leads) recolours the map, the table's swatches and the
+PIT histogram, redraws the selected station's hindcast at that lead, and shows the station table's columns of
+that lead only (a week of leads would be 21 columns), keeping its sort on the same score."""
 
 from __future__ import annotations
 
@@ -87,7 +91,7 @@ def verification_page(result: ForecastResult, axis: TimeAxis, observations: Obse
         notes.append("This model is deterministic: no reliability diagram or PIT histogram.")
     if observations is None and result.quantiles is None:
         notes.append("No data file was given (--data): the hydrographs show the hindcast without observations.")
-    rows = [_table_row(result, s, skill, model, persistence) for s in range(len(result.stations))]
+    rows = [_table_row(result, s, skill, model, persistence, default) for s in range(len(result.stations))]
     return Page(kind="verification", title=f"Hindcast verification, {period}",
                 map_title="Skill against persistence (NSE-based) of the selected lead", header=header, notes=notes,
                 data=data, charts=charts, legend=[(colour, text) for _, text, colour in SKILL_CLASSES] +
@@ -95,9 +99,9 @@ def verification_page(result: ForecastResult, axis: TimeAxis, observations: Obse
                 columns=[TableColumn("name", "station", "text"), TableColumn("station", "id", "text"),
                          TableColumn("area", "area (km²)", "number"),
                          *[column for k, text in enumerate(leads) for column in (
-                             TableColumn(f"nse_{k}", f"NSE, {text}", "number"),
-                             TableColumn(f"persistence_{k}", f"persistence, {text}", "number"),
-                             TableColumn(f"skill_{k}", f"skill, {text}", "number"))]],
+                             TableColumn(f"nse_{k}", f"NSE, {text}", "number", lead=k),
+                             TableColumn(f"persistence_{k}", f"persistence, {text}", "number", lead=k),
+                             TableColumn(f"skill_{k}", f"skill, {text}", "number", lead=k))]],
                 summary=_summary(scores, leads), lead_choices=[(k, text) for k, text in enumerate(leads)])
 
 
@@ -133,8 +137,8 @@ def _map_columns(result: ForecastResult, skill: np.ndarray, model: np.ndarray, p
             "summary": colours["summary"]}
 
 
-def _table_row(result: ForecastResult, s: int, skill: np.ndarray, model: np.ndarray,
-               persistence: np.ndarray) -> dict[str, Any]:
+def _table_row(result: ForecastResult, s: int, skill: np.ndarray, model: np.ndarray, persistence: np.ndarray,
+               default: int) -> dict[str, Any]:
     def cell(value: float) -> tuple[str, float | None]:
         return (f"{value:.2f}", float(value)) if np.isfinite(value) else ("-", None)
 
@@ -145,7 +149,7 @@ def _table_row(result: ForecastResult, s: int, skill: np.ndarray, model: np.ndar
     for k in range(len(result.leads)):
         cells[f"nse_{k}"], cells[f"persistence_{k}"], cells[f"skill_{k}"] = (
             cell(model[s, k]), cell(persistence[s, k]), cell(skill[s, k]))
-    return {"index": s, "colour": _class(skill[s, 0])[0], "state": "forecast", "cells": cells}
+    return {"index": s, "colour": _class(skill[s, default])[0], "state": "forecast", "cells": cells}
 
 
 def _summary(scores: HindcastScores, leads: list[str]) -> dict[str, list]:

@@ -266,11 +266,30 @@
       stations.data = Object.assign({}, stations.data, {colour: skill.colour, summary: skill.summary});
       const pit = model("pit");
       if (pit && DATA.pit) pit.data = Object.assign({}, pit.data, {count: DATA.pit[state.lead]});
+      showLeadColumns();
       if (state.selected >= 0) showHindcast(state.selected);
     };
     choice.addEventListener("change", apply);
     state.applyLead = apply;
     apply();
+  }
+
+  // the station table shows the selected lead's columns only; a sort on a score of another lead moves to the
+  // same score of this one; each row's swatch takes the map's colour at this lead
+  function showLeadColumns() {
+    const lead = String(state.lead);
+    document.querySelectorAll("#stations [data-lead]").forEach((cell) => {
+      cell.classList.toggle("other-lead", cell.dataset.lead !== lead);
+    });
+    const sorted = document.querySelector('#stations thead th[aria-sort="ascending"], #stations thead th[aria-sort="descending"]');
+    if (sorted && sorted.dataset.lead !== undefined && sorted.dataset.lead !== lead) {
+      sortBy(sorted.dataset.key.replace(/_\d+$/, `_${lead}`), sorted.getAttribute("aria-sort"));
+    }
+    const colours = DATA.skill[state.lead].colour;
+    document.querySelectorAll("#stations tbody tr").forEach((row) => {
+      const swatch = row.querySelector(".swatch");
+      if (swatch) swatch.style.background = colours[Number(row.dataset.index)];
+    });
   }
 
   start();
