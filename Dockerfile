@@ -24,9 +24,16 @@ ENV MLFLOW_DISABLE_TELEMETRY=true \
 # The code lives in /opt/hydroseq (read-only for the service user); work happens in /srv/hydroseq,
 # where the configs' relative paths (data/..., runs/..., mlruns.db) resolve.
 WORKDIR /opt/hydroseq
-COPY pyproject.toml README.md ./
+# The dependencies first, from pyproject.toml alone (an empty package stands in for the code): a layer that a
+# change of the code leaves cached. Then the package itself, without its dependencies.
+COPY pyproject.toml ./
+RUN mkdir hydroseq && touch README.md LICENSE hydroseq/__init__.py \
+    && pip install --no-cache-dir "./.[forecast]" \
+    && pip uninstall --yes hydroseq \
+    && rm -rf hydroseq README.md LICENSE build hydroseq.egg-info
+COPY README.md LICENSE ./
 COPY hydroseq ./hydroseq
-RUN pip install --no-cache-dir "./.[forecast]"
+RUN pip install --no-cache-dir --no-deps . && rm -rf build hydroseq.egg-info
 
 RUN groupadd --gid 10001 hydroseq \
     && useradd --create-home --uid 10001 --gid 10001 --shell /usr/sbin/nologin hydroseq \
@@ -42,7 +49,9 @@ WORKDIR /srv/hydroseq
 VOLUME ["/srv/hydroseq/data", "/srv/hydroseq/mlflow", "/srv/hydroseq/runs", "/srv/hydroseq/forecasts"]
 ENV HYDROSEQ_HOME=/srv/hydroseq/mlflow \
     MLFLOW_TRACKING_URI=sqlite:////srv/hydroseq/mlflow/mlruns.db \
-    HYDROSEQ_ARTIFACT_ROOT=/srv/hydroseq/mlflow/mlartifacts
+    HYDROSEQ_ARTIFACT_ROOT=/srv/hydroseq/mlflow/mlartifacts \
+    XDG_CACHE_HOME=/srv/hydroseq/runs/.cache \
+    MPLCONFIGDIR=/srv/hydroseq/runs/.cache/matplotlib
 
 USER 10001:10001
 ENTRYPOINT ["hydroseq"]
@@ -57,10 +66,15 @@ ENV MLFLOW_DISABLE_TELEMETRY=true \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 
 WORKDIR /opt/hydroseq
-COPY pyproject.toml README.md ./
+COPY pyproject.toml ./
+RUN mkdir hydroseq && touch README.md LICENSE hydroseq/__init__.py \
+    && pip install --no-cache-dir torch==2.13.0 \
+    && pip install --no-cache-dir "./.[train]" \
+    && pip uninstall --yes hydroseq \
+    && rm -rf hydroseq README.md LICENSE build hydroseq.egg-info
+COPY README.md LICENSE ./
 COPY hydroseq ./hydroseq
-RUN pip install --no-cache-dir torch==2.13.0 \
-    && pip install --no-cache-dir "./.[train]"
+RUN pip install --no-cache-dir --no-deps . && rm -rf build hydroseq.egg-info
 
 RUN groupadd --gid 10001 hydroseq \
     && useradd --create-home --uid 10001 --gid 10001 --shell /usr/sbin/nologin hydroseq \
@@ -77,10 +91,14 @@ WORKDIR /srv/hydroseq
 # (mlartifacts/: checkpoints and logged models that `export --run` and `evaluate` read); runs:
 # checkpoints, the sample-index cache and exported models; forecasts: the published forecast files.
 VOLUME ["/srv/hydroseq/data", "/srv/hydroseq/mlflow", "/srv/hydroseq/runs", "/srv/hydroseq/forecasts"]
-# The store and the artifact root are set outright, so they win over any config's tracking section.
+# The store and the artifact root are set outright, so they win over any config's tracking section. The
+# caches of the libraries (matplotlib's font list, onnxruntime's) go to the runs volume: the root filesystem
+# may be read-only (docker run --read-only), and matplotlib stops without a writable folder.
 ENV HYDROSEQ_HOME=/srv/hydroseq/mlflow \
     MLFLOW_TRACKING_URI=sqlite:////srv/hydroseq/mlflow/mlruns.db \
-    HYDROSEQ_ARTIFACT_ROOT=/srv/hydroseq/mlflow/mlartifacts
+    HYDROSEQ_ARTIFACT_ROOT=/srv/hydroseq/mlflow/mlartifacts \
+    XDG_CACHE_HOME=/srv/hydroseq/runs/.cache \
+    MPLCONFIGDIR=/srv/hydroseq/runs/.cache/matplotlib
 
 # A numeric user id, so that volume permissions resolve the same on every host.
 USER 10001:10001
