@@ -96,6 +96,8 @@ def test_every_path_the_container_writes_is_on_a_volume(monkeypatch: pytest.Monk
     stats = build_parser().parse_args(["stats", "--config", "c.yaml"])
     written["stats --out default"] = workdir / stats.out
     written["forecast --out default"] = workdir / DEFAULT_FORECAST_DIR
+    for name in ("XDG_CACHE_HOME", "MPLCONFIGDIR"):  # the libraries' caches (onnxruntime's, matplotlib's fonts)
+        written[name] = PurePosixPath(env[name])
     daily = (REPO_ROOT / "pipelines" / "daily_forecast.sh").read_text()
     for variable in ("HYDROSEQ_DATA", "HYDROSEQ_PUBLISH_DIR", "HYDROSEQ_WORK_DIR"):
         default = re.search(rf"\${{{variable}:-([^}}]+)}}", daily).group(1)
