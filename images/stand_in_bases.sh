@@ -64,6 +64,7 @@ if ! exists "$PYTHON_IMAGE"; then
         command -v mmdebstrap >/dev/null || { log "mmdebstrap is missing: apt-get install mmdebstrap"; exit 3; }
         log "making the Debian bookworm root filesystem with mmdebstrap (about 1.5 min) from $MIRROR"
         mkdir -p "$rootfs"
+        start=$SECONDS
         # docs, man pages and translations left out as in the slim images; Debian's marker that keeps pip
         # from installing outside a venv (PEP 668) removed: python:3.11-slim has none either
         mmdebstrap --quiet --variant=minbase --include=python3,python3-pip,python3-venv,passwd,ca-certificates \
@@ -72,8 +73,9 @@ if ! exists "$PYTHON_IMAGE"; then
             --customize-hook='rm -f "$1"/usr/lib/python3.11/EXTERNALLY-MANAGED; ln -sf python3 "$1"/usr/bin/python' \
             bookworm "$rootfs/rootfs.tar.part" "$MIRROR"
         mv "$rootfs/rootfs.tar.part" "$rootfs/rootfs.tar"
+        log "root filesystem made in $((SECONDS - start)) s"
     fi
-    log "importing $PYTHON_IMAGE"
+    start=$SECONDS
     build "$PYTHON_IMAGE" "$rootfs" <<'EOF'
 FROM scratch
 ADD rootfs.tar /
@@ -81,10 +83,12 @@ ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     LANG=C.UTF-8
 CMD ["python3"]
 EOF
+    log "imported $PYTHON_IMAGE in $((SECONDS - start)) s"
 fi
 
 wheels=$CACHE/torch2.13.0-cpu-$KEY
 if ! exists "$TORCH_IMAGE"; then
+    start=$SECONDS
     if ! compgen -G "$wheels/torch-*+cpu-*.whl" >/dev/null; then
         rm -rf "$wheels.part" && mkdir -p "$wheels.part"
         target=(--no-deps --only-binary=:all: --platform manylinux_2_28_x86_64 --python-version 3.11
@@ -97,12 +101,12 @@ if ! exists "$TORCH_IMAGE"; then
         fi
         rm -rf "$wheels" && mv "$wheels.part" "$wheels"
     fi
-    log "building $TORCH_IMAGE from $(basename "$wheels"/torch-*.whl)"
     build "$TORCH_IMAGE" "$wheels" <<EOF
 FROM $PYTHON_IMAGE
 RUN --mount=type=bind,source=.,target=/tmp/wheels \\
     pip install --no-cache-dir --disable-pip-version-check /tmp/wheels/torch-*.whl
 EOF
+    log "built $TORCH_IMAGE in $((SECONDS - start)) s (wheel and build) from $(basename "$wheels"/torch-*.whl)"
 fi
 
 echo "FORECAST_BASE_IMAGE=$PYTHON_IMAGE"
