@@ -219,3 +219,27 @@ def test_the_shipped_ensemble_config_ingests_the_example_runs_with_the_drawn_out
         assert forecast.dims == ("station", "time", "lead", "member") and ds.sizes["member"] == 10
         assert ds.sizes["station"] == 31 and ds["lead"].values.tolist() == [1, 2, 3, 4, 5, 6, 7]  # a week
         assert np.isfinite(forecast.sel(time="2014-09-25T08:00").values).all()  # every basin, lead and member
+
+
+def test_the_cached_parameter_concepts_are_those_ecCodes_evaluates_for_each_message(data_dir):
+    """The reader evaluates shortName, units and stepType once per product identity (the slow part of a read):
+    every message of an HRES and an ENS example run, read after the cache was filled by other runs, gets what
+    ecCodes gives it directly, the member number too."""
+    import eccodes
+
+    from hydroseq.ingest.readers import grib
+
+    runs = [next((data_dir / "forecast_grib2" / kind).glob(f"{run}0000-*.grib2"))
+            for kind, run in (("hres", HRES_RUNS[0]), ("ens", ENS_RUNS[0]), ("hres", HRES_RUNS[1]),
+                              ("ens", ENS_RUNS[1]))]
+    checked = 0
+    for path in runs:
+        with path.open("rb") as handle:
+            while (message := eccodes.codes_grib_new_from_file(handle)) is not None:
+                try:
+                    cached, direct = grib._concepts(eccodes, message), grib._evaluated_concepts(eccodes, message)
+                    assert cached == direct, (path.name, checked)
+                    checked += 1
+                finally:
+                    eccodes.codes_release(message)
+    assert checked == 2 * (82 + 420) and len(grib._CONCEPTS) < checked

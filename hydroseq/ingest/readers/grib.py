@@ -13,7 +13,12 @@ so that both formats go through one reader (:mod:`hydroseq.ingest.forecast_produ
 
 The messages are read with ecCodes directly rather than through cfgrib: cfgrib indexes every message
 with dozens of keys first, 2.3 s for a 180-message ensemble run here against 0.44 s (measured on the
-example runs; a full ECMWF ENS run holds about 6,600 messages).
+example runs; a full ECMWF ENS run holds about 6,600 messages). Most of that 0.44 s was ecCodes matching
+each message's ``shortName``, ``units`` and ``stepType`` against its concept tables (0.3-2 ms a key and
+message); they are functions of the keys that identify the product (``_IDENTITY_KEYS``: centre,
+tables, discipline, parameter, template, surfaces, statistical processing, ...), so each is evaluated
+once per combination of those keys in a process and reused (GRIB1 messages: every time). A message then
+costs about 0.5 ms, most of it ecCodes making its handle.
 
 Checks, each an :class:`~hydroseq.errors.InputDataError` naming the file: a message ecCodes cannot
 read to its end (a truncated or corrupt file), a grid that is not regular latitude/longitude or
@@ -23,6 +28,7 @@ config names, and a field absent for some member or step that the others have (a
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +45,33 @@ ENSEMBLE_TYPES = ("cf", "pf")  # control and perturbed forecasts
 _GRID_KEYS = ("gridType", "Ni", "Nj", "latitudeOfFirstGridPointInDegrees", "longitudeOfFirstGridPointInDegrees",
               "latitudeOfLastGridPointInDegrees", "longitudeOfLastGridPointInDegrees", "iScansNegatively",
               "jPointsAreConsecutive")
+# The GRIB2 keys the parameter concepts (shortName, paramId, units) and stepType are matched on, ECMWF's local
+# ones included: messages that agree on all of them have the same concepts. Those of sections 0 and 1 and the
+# template number are in every GRIB2 message (the template number last); which of the others a message has
+# depends on its product definition template (asking ecCodes whether an absent key is defined takes 30-60 us).
+_ALWAYS_DEFINED = ("centre", "subCentre", "tablesVersion", "localTablesVersion", "productionStatusOfProcessedData",
+                   "typeOfProcessedData", "discipline", "parameterCategory", "parameterNumber",
+                   "productDefinitionTemplateNumber")
+_BY_TEMPLATE = ("typeOfGeneratingProcess", "typeOfFirstFixedSurface", "scaleFactorOfFirstFixedSurface",
+                "scaledValueOfFirstFixedSurface", "typeOfSecondFixedSurface", "scaleFactorOfSecondFixedSurface",
+                "scaledValueOfSecondFixedSurface", "typeOfStatisticalProcessing", "lengthOfTimeRange",
+                "indicatorOfUnitForTimeRange", "constituentType", "aerosolType", "typeOfWavelengthInterval",
+                "percentileValue", "probabilityType")
+_IDENTITY_KEYS = (*_ALWAYS_DEFINED, *_BY_TEMPLATE)
+_DEFINED_BY_TEMPLATE: dict[int, tuple[str, ...]] = {}
+
+
+@dataclass(frozen=True)
+class _Concepts:
+    short_name: str
+    units: str
+    step_type: str
+    has_member: bool  # the message has a "number" (an ensemble template)
+
+
+_CONCEPTS: dict[tuple[int, ...], _Concepts] = {}  # identity -> its concepts
+_CONCEPTS_KEPT = 4096
+STEP_UNITS_HOURS = 1  # ecCodes' code of hours for stepUnits
 
 
 @dataclass(frozen=True)
@@ -114,35 +147,81 @@ def _messages(path: Path, wanted: set[str], found: set[str] | None = None) -> It
                 break
             count += 1
             try:
-                parameter = str(eccodes.codes_get(message, "shortName"))
+                concepts = _concepts(eccodes, message)
                 if found is not None:
-                    found.add(parameter)
-                if parameter in wanted:
-                    yield _decoded(path, eccodes, message, parameter, count)
+                    found.add(concepts.short_name)
+                if concepts.short_name in wanted:
+                    yield _decoded(path, eccodes, message, concepts, count)
             finally:
                 eccodes.codes_release(message)
     if count == 0:
         raise InputDataError(path, "no GRIB message in the file")
 
 
-def _decoded(path: Path, eccodes: Any, message: Any, parameter: str, count: int) -> _Field:
+def _concepts(eccodes: Any, message: Any) -> _Concepts:
+    """The message's ``shortName``, ``units``, ``stepType`` and whether it has a member number, evaluated once per
+    identity (see the module)."""
+    identity = _identity(eccodes, message)
+    if identity is None:
+        return _evaluated_concepts(eccodes, message)
+    concepts = _CONCEPTS.get(identity)
+    if concepts is None:
+        if len(_CONCEPTS) >= _CONCEPTS_KEPT:
+            _CONCEPTS.clear()
+        concepts = _CONCEPTS[identity] = _evaluated_concepts(eccodes, message)
+    return concepts
+
+
+def _identity(eccodes: Any, message: Any) -> tuple[int, ...] | None:
+    """The values of :data:`_IDENTITY_KEYS` the message has (None: not GRIB2, or a key is not where its template
+    said it would be: its concepts are then evaluated without the cache)."""
+    if eccodes.codes_get_long(message, "edition") != 2:
+        return None
+    try:
+        always = tuple(eccodes.codes_get_long(message, key) for key in _ALWAYS_DEFINED)
+        template = always[-1]
+        defined = _DEFINED_BY_TEMPLATE.get(template)
+        if defined is None:
+            defined = _DEFINED_BY_TEMPLATE[template] = tuple(key for key in _BY_TEMPLATE
+                                                             if eccodes.codes_is_defined(message, key))
+        present = tuple(_BY_TEMPLATE.index(key) for key in defined)
+        return (*always, *present, *(eccodes.codes_get_long(message, key) for key in defined))
+    except eccodes.GribInternalError:
+        return None
+
+
+def _evaluated_concepts(eccodes: Any, message: Any) -> _Concepts:
+    return _Concepts(str(eccodes.codes_get(message, "shortName")), str(eccodes.codes_get(message, "units")),
+                     str(eccodes.codes_get(message, "stepType")), bool(eccodes.codes_is_defined(message, "number")))
+
+
+def _decoded(path: Path, eccodes: Any, message: Any, concepts: _Concepts, count: int) -> _Field:
+    parameter = concepts.short_name
     get = lambda key: eccodes.codes_get(message, key)  # noqa: E731
     grid = tuple(get(key) for key in _GRID_KEYS)
     if grid[0] != "regular_ll" or grid[7] != 0 or grid[8] != 0:
         raise InputDataError(path, f"GRIB message {count} ({parameter}) is on a {grid[0]} grid scanned "
                              f"(iScansNegatively {grid[7]}, jPointsAreConsecutive {grid[8]}); a regular "
                              "latitude/longitude grid scanned west to east in rows is read")
-    eccodes.codes_set(message, "stepUnits", "h")
+    if eccodes.codes_get_long(message, "stepUnits") != STEP_UNITS_HOURS:  # setting it costs as much as a decode
+        eccodes.codes_set_long(message, "stepUnits", STEP_UNITS_HOURS)
     date, time = int(get("dataDate")), int(get("dataTime"))
-    reference = pd.Timestamp(f"{date:08d}") + pd.Timedelta(hours=time // 100, minutes=time % 100)
+    reference = _reference_seconds(date, time)
     values = eccodes.codes_get_values(message).astype(np.float64)
     if int(get("bitmapPresent")):
         values[values == float(get("missingValue"))] = np.nan
     data_type = str(get("dataType"))
-    member = int(get("number")) if eccodes.codes_is_defined(message, "number") else 0  # absent: deterministic
-    return _Field(parameter, int(reference.value // 10**9), member, data_type in ENSEMBLE_TYPES,
-                  float(get("endStep")), grid, str(get("units")), str(get("stepType")),
+    member = eccodes.codes_get_long(message, "number") if concepts.has_member else 0  # absent: deterministic
+    return _Field(parameter, reference, member, data_type in ENSEMBLE_TYPES,
+                  float(get("endStep")), grid, concepts.units, concepts.step_type,
                   values.reshape(int(grid[2]), int(grid[1])).astype(np.float32))
+
+
+@functools.lru_cache(maxsize=4096)
+def _reference_seconds(date: int, time: int) -> int:
+    """Seconds since 1970 (UTC) of a GRIB ``dataDate`` (yyyymmdd) and ``dataTime`` (hhmm)."""
+    reference = pd.Timestamp(f"{date:08d}") + pd.Timedelta(hours=time // 100, minutes=time % 100)
+    return int(reference.value // 10**9)
 
 
 def _hypercube(path: Path, parameter: str, fields: list[_Field], member_dim: str) -> xr.DataArray:
