@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -23,7 +24,7 @@ import yaml
 from mlflow.tracking import MlflowClient
 
 from hydroseq.cli import main
-from hydroseq.config import TrainConfig, validate_config
+from hydroseq.config import TrainConfig, load_config, validate_config
 from hydroseq.dataset import FeatureLayout
 from hydroseq.export import ExportMetadata
 from hydroseq.export.exporter import export_trained_model
@@ -31,6 +32,7 @@ from hydroseq.export.source import read_provenance
 from hydroseq.model import get_model
 from hydroseq.training import train
 from hydroseq.training.checkpoint import BEST_CHECKPOINT, WEIGHTS_FILE, Checkpoint
+from hydroseq.training.init_from import check_same_layout
 from tests.fixtures import store_uri
 from tests.ingest.grib_builders import STATIONS, run_writer
 
@@ -39,7 +41,6 @@ STEPS = np.arange(0, 193, 12)
 BASE_STATIONS, NEW_STATIONS = STATIONS[:2], STATIONS[2:]
 INPUTS = ["total_precipitation_sum_forecast", "temperature_2m_mean_forecast"]
 LEADS = [1, 2, 3, 4, 5, 6, 7]
-pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
@@ -85,6 +86,16 @@ def _export(checkpoint: Path, out: Path, data: Path) -> ExportMetadata:
     return export_trained_model(Checkpoint.load(checkpoint), 30, out, read_provenance(data), pt2=False)
 
 
+def test_the_finetuning_config_keeps_the_week_ahead_recipe_s_inputs_and_network(repo_root: Path) -> None:
+    """What --init-from refuses to change: the fine-tuning config's data layout and network are the recipe's."""
+    recipe = load_config(repo_root / "configs" / "train_caravan_regional_week_ahead.yaml", TrainConfig)
+    config = load_config(repo_root / "configs" / "finetune_caravan_week_ahead.yaml", TrainConfig)
+    base = SimpleNamespace(checkpoint=SimpleNamespace(config=recipe), source="the recipe")  # what the check reads
+    check_same_layout(config, base)  # type: ignore[arg-type]
+    assert config.training.init_from == "models/caravan-camels-us-daily-week-ahead"
+
+
+@pytest.mark.slow
 def test_the_week_ahead_model_is_finetuned_on_grib2_runs_from_its_base(archive: Path, repo_root: Path,
                                                                          tmp_path: Path, capsys) -> None:
     with xr.open_dataset(archive) as data:  # the archive as the fine-tuning reads it: a week of leads per issue
