@@ -67,7 +67,7 @@ if ! exists "$PYTHON_IMAGE"; then
         start=$SECONDS
         # docs, man pages and translations left out as in the slim images; Debian's marker that keeps pip
         # from installing outside a venv (PEP 668) removed: python:3.11-slim has none either
-        mmdebstrap --quiet --variant=minbase --include=python3,python3-pip,python3-venv,passwd,ca-certificates \
+        mmdebstrap --quiet --format=tar --variant=minbase --include=python3,python3-pip,python3-venv,passwd,ca-certificates \
             --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
             --dpkgopt='path-exclude=/usr/share/locale/*' --dpkgopt='path-include=/usr/share/locale/locale.alias' \
             --customize-hook='rm -f "$1"/usr/lib/python3.11/EXTERNALLY-MANAGED; ln -sf python3 "$1"/usr/bin/python' \
