@@ -69,7 +69,9 @@ def test_the_pages_commands_train_export_and_forecast_then_the_registered_model_
         finished = podman(*args)
         assert finished.returncode == 0, f"podman {shlex.join(args)}: {finished.stderr[-3000:]}"
         if "train" in args:
-            run_id = re.search(r"MLflow run id: (\w+)", finished.stdout).group(1)
+            printed = re.search(r"MLflow run id: (\w+)", finished.stdout)
+            assert printed is not None, finished.stdout[-3000:]
+            run_id = printed.group(1)
     assert (clone / "runs" / "model" / "metadata.json").is_file()
     assert (clone / "forecasts" / "forecast_2014-09-30.csv").is_file()
     assert (clone / "mlflow" / "mlruns.db").is_file() and (clone / "mlflow" / "mlartifacts").is_dir()
