@@ -13,7 +13,14 @@ from pathlib import Path
 import pytest
 import torch
 
-from benchmarks import bench_batching, bench_forecast, bench_ingest, bench_lstm_paths
+from benchmarks import (
+    bench_batching,
+    bench_forecast,
+    bench_grib_ingest,
+    bench_ingest,
+    bench_lstm_paths,
+    bench_week_ahead_hindcast,
+)
 
 
 def positive(value: float) -> bool:
@@ -103,3 +110,30 @@ def test_batching_times_assembly_and_loaders_and_counts_padding(tmp_path: Path, 
         assert padding["bucket"]["padding_ratio"] <= padding["random"]["padding_ratio"]
     printed = capsys.readouterr().out
     assert "Batch assembly" in printed and "Padding per strategy" in printed
+
+
+@pytest.mark.slow
+def test_grib_ingest_reads_every_daily_run_and_counts_its_messages(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "grib_ingest.json"
+    figures = bench_grib_ingest.main(["--days", "3", "--last-step", "192", "--step-hours", "12", "--json", str(out)])
+    assert json.loads(out.read_text()) == json.loads(json.dumps(figures))
+    assert (figures["runs"], figures["steps_per_run"], figures["messages"]) == (3, 17, 3 * 17 * 2)
+    assert (figures["stations"], figures["leads"], figures["issues_with_a_forecast"]) == (31, 7, 3)
+    for key in ("ingest_s", "ingest_cpu_s", "runs_per_s", "messages_per_s", "grib_bytes", "output_bytes"):
+        assert positive(figures[key]), key
+    assert figures["messages_per_s"] == pytest.approx(figures["messages"] / figures["ingest_s"])
+    assert "ingest of 3 daily GRIB2 runs" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_week_ahead_hindcast_forecasts_every_basin_issue_and_lead(tmp_path: Path, capsys) -> None:
+    """Three issue days (the shipped week-ahead model if models/ holds it, else the stand-in trained for two
+    batches and exported: most of the time)."""
+    figures = bench_week_ahead_hindcast.main(["--days", "3", "--json", str(tmp_path / "hindcast.json")])
+    assert (figures["stations"], figures["issues"], figures["leads"]) == (31, 3, [1, 2, 3, 4, 5, 6, 7])
+    assert figures["forecasts"] == 93 and figures["seq_len"] == 365
+    assert figures["forecast_inputs"] == ["total_precipitation_sum_forecast", "temperature_2m_mean_forecast"]
+    assert positive(figures["hindcast_s"]) and positive(figures["hindcast_cpu_s"])
+    assert figures["forecasts_per_s"] == pytest.approx(93 / figures["hindcast_s"])
+    printed = capsys.readouterr().out
+    assert "hindcast of 31 basins x 3 issue days" in printed and "hydroseq forecast (s, median)" in printed
