@@ -67,6 +67,7 @@ if ! exists "$PYTHON_IMAGE"; then
         start=$SECONDS
         # docs, man pages and translations left out as in the slim images; Debian's marker that keeps pip
         # from installing outside a venv (PEP 668) removed: python:3.11-slim has none either
+        # shellcheck disable=SC2016  # mmdebstrap expands "$1" (the root) in its hooks
         mmdebstrap --quiet --format=tar --variant=minbase --include=python3,python3-pip,python3-venv,passwd,ca-certificates \
             --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
             --dpkgopt='path-exclude=/usr/share/locale/*' --dpkgopt='path-include=/usr/share/locale/locale.alias' \
@@ -90,6 +91,7 @@ wheels=$CACHE/torch2.13.0-cpu-$KEY
 if ! exists "$TORCH_IMAGE"; then
     start=$SECONDS
     if ! compgen -G "$wheels/torch-*+cpu-*.whl" >/dev/null; then
+        python3 -m pip --version >/dev/null 2>&1 || { log "python3 has no pip to fetch the torch wheel with"; exit 3; }
         rm -rf "$wheels.part" && mkdir -p "$wheels.part"
         target=(--no-deps --only-binary=:all: --platform manylinux_2_28_x86_64 --python-version 3.11
                 --implementation cp --abi cp311 --dest "$wheels.part")
