@@ -190,11 +190,43 @@ def table(figures: dict[str, dict[str, dict[str, float]]]) -> str:
 
 
 def export(run_id: str, out: Path, model: Path) -> None:
+    """Export the run's best checkpoint to ``model`` as a release: paths relative to the repository, SHA256SUMS."""
     hydroseq("export", "--run", run_id, "--seq-len", "365", "--out", str(model),
              "--tracking-uri", f"sqlite:///{out / 'mlruns.db'}")
+    release(model)
+
+
+def _relative(value: object) -> object:
+    """``value`` with this checkout's absolute path taken out of every string (configs name paths relative to it)."""
+    if isinstance(value, str):
+        return value.replace(f"{REPO_ROOT}/", "")
+    if isinstance(value, dict):
+        return {key: _relative(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_relative(item) for item in value]
+    return value
+
+
+def release(model: Path) -> None:
+    """Make an exported model a release artifact: the training config's paths relative to the repository (in
+    ``checkpoint.pt`` and ``metadata.json``), the files' checksums in ``metadata.json`` and ``SHA256SUMS``."""
+    from dataclasses import replace
+
+    from hydroseq.config import TrainConfig
+    from hydroseq.training.checkpoint import Checkpoint
+
+    def digest(name: str) -> str:
+        return hashlib.sha256((model / name).read_bytes()).hexdigest()
+
+    checkpoint = Checkpoint.load(model / "checkpoint.pt")
+    config = TrainConfig.model_validate(_relative(checkpoint.config.model_dump(mode="json")))
+    replace(checkpoint, config=config).save(model / "checkpoint.pt")
+    metadata = json.loads((model / "metadata.json").read_text())
+    metadata["train_config"] = _relative(metadata["train_config"])
+    metadata["files"]["checkpoint.pt"] = digest("checkpoint.pt")
+    (model / "metadata.json").write_text(json.dumps(metadata, indent=2) + "\n")
     names = ["metadata.json", "model.onnx", "model.pt2", "checkpoint.pt"]
-    sums = [f"{hashlib.sha256((model / name).read_bytes()).hexdigest()}  {name}" for name in names]
-    (model / "SHA256SUMS").write_text("\n".join(sums) + "\n")
+    (model / "SHA256SUMS").write_text("".join(f"{digest(name)}  {name}\n" for name in names))
 
 
 def bundled_scores(out: Path, model: Path, quick: bool, error_scale: float) -> dict:
@@ -242,6 +274,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--error-scale", type=float, default=1.0, help="k of the training error model")
     parser.add_argument("--select-error-scale", type=float, nargs="+", default=None)
     parser.add_argument("--score-only", action="store_true", help="score --model, train nothing")
+    parser.add_argument("--release", action="store_true", help="make --model a release (relative paths, sums)")
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args(argv)
@@ -249,6 +282,9 @@ def main(argv: list[str] | None = None) -> None:
     out.mkdir(parents=True, exist_ok=True)
     caravan_root = os.environ.get("CARAVAN_ROOT")
     figures: dict = {"error_scale": args.error_scale}
+    if args.release:
+        release(args.model)
+        return
     if args.select_error_scale:
         figures["selection"] = select_error_scale(out, args.select_error_scale, caravan_root, args.quick)
     else:

@@ -6,7 +6,8 @@
 #   bash pipelines/demo.sh [OUT]           (`make demo-full`) the same with the 40-epoch demo model
 #                                          (configs/train_demo_cpu.yaml), then the shipped regional base model's
 #                                          forecast beside it, then a model with weather-forecast inputs from a
-#                                          GENERATED product archive, its hindcast beside the first (steps 1-9)
+#                                          GENERATED product archive, its hindcast beside the first, and a
+#                                          7-day forecast page from the example GRIB2 runs (steps 1-10)
 #
 # OUT defaults to runs/demo. Outputs (printed again at the end):
 #   OUT/caravan_daily.nc                 ingested dataset (+ .report.csv/.json, .records.png)
@@ -27,13 +28,15 @@
 #   OUT/caravan_daily_forecast.nc        the ingest with that product as a forecast source
 #   OUT/model_forecast_inputs/           exported model that reads the product for leads 1-3
 #   OUT/forecast/hindcast_wy2014_forecast_inputs.*  its hindcast over water year 2014
+#   OUT/forecast/week_ahead_2014-09-29.*  a 7-day forecast (NetCDF, CSV, page) of the shipped week-ahead model
+#                                        from the example GRIB2 ensemble runs (OUT/caravan_daily_grib2_ensemble.nc)
 set -euo pipefail
 QUICK=false
 if [[ ${1:-} == --quick ]]; then QUICK=true; shift; fi
 OUT=${1:-runs/demo}
 HYDROSEQ=${HYDROSEQ:-.venv/bin/hydroseq}
 PYTHON=${PYTHON:-.venv/bin/python}
-if $QUICK; then TRAIN_CONFIG=configs/train_demo_quick.yaml STEPS=5; else TRAIN_CONFIG=configs/train_demo_cpu.yaml STEPS=9; fi
+if $QUICK; then TRAIN_CONFIG=configs/train_demo_quick.yaml STEPS=5; else TRAIN_CONFIG=configs/train_demo_cpu.yaml STEPS=10; fi
 mkdir -p "$OUT"
 
 step() { printf '\n== %s\n' "$*"; }
@@ -99,7 +102,7 @@ DONE
 fi
 
 BASE_MODEL=models/caravan-camels-us-daily
-step "6/9 the shipped regional base model ($BASE_MODEL: learned from 433 other basins, never these): forecast and hindcast"
+step "6/10 the shipped regional base model ($BASE_MODEL: learned from 433 other basins, never these): forecast and hindcast"
 "$HYDROSEQ" forecast --model "$BASE_MODEL" --data "$OUT/caravan_daily.nc" --issue-time 2014-09-30 \
     --out "$OUT/forecast/base_forecast_2014-09-30.nc"
 "$HYDROSEQ" forecast --model "$BASE_MODEL" --data "$OUT/caravan_daily.nc" --issue-time 2013-10-01..2014-09-30 \
@@ -110,7 +113,7 @@ step "6/9 the shipped regional base model ($BASE_MODEL: learned from 433 other b
     "shipped base model=$OUT/forecast/base_hindcast_wy2014_scores.csv"
 
 FORECAST_CONFIG=configs/train_demo_forecast_inputs.yaml
-step "7/9 a generated weather-forecast product (observed forcing + noise growing with the lead; not a real forecast)"
+step "7/10 a generated weather-forecast product (observed forcing + noise growing with the lead; not a real forecast)"
 "$PYTHON" pipelines/make_forecast_product.py --data "$OUT/caravan_daily.nc" \
     --variables total_precipitation_sum temperature_2m_mean --out "$OUT/forecast_product.nc" \
     --noise-std 0.3 0.5 0.7 --horizon 3 --latency 6h --seed 0
@@ -122,19 +125,33 @@ yaml.safe_dump(config, open(sys.argv[3], "w"), sort_keys=False)
 PY
 "$HYDROSEQ" ingest --config "$OUT/ingest_forecast.yaml" --out "$OUT/caravan_daily_forecast.nc"
 
-step "8/9 train with the forecast inputs ($FORECAST_CONFIG), export"
+step "8/10 train with the forecast inputs ($FORECAST_CONFIG), export"
 FORECAST_RUN=$(train "$FORECAST_CONFIG" "$OUT/caravan_daily_forecast.nc")
 [[ -n $FORECAST_RUN ]] || { echo "demo: the training printed no run id" >&2; exit 1; }
 "$HYDROSEQ" export --run "$FORECAST_RUN" --seq-len "$SEQ_LEN" --out "$OUT/model_forecast_inputs"
 
-step "9/9 forecast-driven hindcast over water year 2014, beside the observed-only one"
+step "9/10 forecast-driven hindcast over water year 2014, beside the observed-only one"
 "$HYDROSEQ" forecast --model "$OUT/model_forecast_inputs" --data "$OUT/caravan_daily_forecast.nc" \
     --issue-time 2013-10-01..2014-09-30 --out "$OUT/forecast/hindcast_wy2014_forecast_inputs.nc"
 "$PYTHON" pipelines/compare_hindcasts.py "observed only=$OUT/forecast/hindcast_wy2014_scores.csv" \
     "with forecast inputs=$OUT/forecast/hindcast_wy2014_forecast_inputs_scores.csv"
 
+WEEK_MODEL=models/caravan-camels-us-daily-week-ahead
+step "10/10 a week ahead from weather-forecast runs: the shipped week-ahead model ($WEEK_MODEL) on the example
+      10-member GRIB2 ensemble (data/forecast_grib2/: reanalysis written as runs, NOT a forecast), each member
+      through the model, the forecast their mixture"
+"$HYDROSEQ" ingest --config configs/ingest_grib2_ensemble.yaml --out "$OUT/caravan_daily_grib2_ensemble.nc"
+"$HYDROSEQ" forecast --model "$WEEK_MODEL" --data "$OUT/caravan_daily_grib2_ensemble.nc" --issue-time 2014-09-28 \
+    --out "$OUT/forecast/week_ahead_2014-09-28.nc" >/dev/null
+"$HYDROSEQ" forecast --model "$WEEK_MODEL" --data "$OUT/caravan_daily_grib2_ensemble.nc" --issue-time 2014-09-29 \
+    --out "$OUT/forecast/week_ahead_2014-09-29.nc"
+"$HYDROSEQ" report --forecast "$OUT/forecast/week_ahead_2014-09-29.nc" --data "$OUT/caravan_daily_grib2_ensemble.nc" \
+    --previous "$OUT/forecast/week_ahead_2014-09-28.nc" --out "$OUT/forecast/week_ahead_2014-09-29.html"
+
 print_outputs
 cat <<DONE
+  week ahead         $OUT/forecast/week_ahead_2014-09-29.html: the 7-day forecast page from the example GRIB2
+                     ensemble ($OUT/caravan_daily_grib2_ensemble.nc), .nc and .csv beside it
   base model         $OUT/forecast/base_forecast_2014-09-30.* (its page: .html) and base_hindcast_wy2014.*
                      (models/caravan-camels-us-daily)
   forecast inputs    $OUT/forecast_product.nc (generated), $OUT/caravan_daily_forecast.nc, $OUT/model_forecast_inputs/
