@@ -58,6 +58,11 @@ def load_training_data(config: TrainConfig, data_path: str | Path | None = None,
     if len(index) == 0:
         raise InputDataError(path, "the training period holds no sample (check splits, min_len and gaps)",
                              where=f"train {config.data.splits.train.start}..{config.data.splits.train.end}")
+    if len(build_sample_index(station_data, config.data, "validation")) == 0:
+        period = config.data.splits.validation
+        raise InputDataError(path, "the validation period holds no sample (early stopping and calibration need "
+                                   "one; check splits, min_len and gaps)",
+                             where=f"validation {period.start}..{period.end}")
     train_set = SequenceDataset(station_data, scalers, index, config.data)
     in_train = station_data.grid.period_mask(station_data.times, config.data.splits.train)
     scaled_train_target = scalers.transform_target(station_data.target[:, in_train], list(station_data.station_ids))

@@ -207,6 +207,25 @@ def test_missing_dataset_is_a_clear_error(tmp_path: Path, make_config) -> None:
         train(make_config(tmp_path, tmp_path / "missing.nc"))
 
 
+def test_a_validation_period_the_data_do_not_hold_is_refused_before_training(tmp_path: Path, small_nc: Path,
+                                                                            make_config, capsys) -> None:
+    """A fine-tuning archive that ends before its validation period: one line naming the file and the period,
+    exit 4, before any run or checkpoint is made (it failed after the first epoch with an IndexError)."""
+    import yaml
+
+    from hydroseq.cli import main
+    from hydroseq.errors import ExitCode
+
+    config = make_config(tmp_path, small_nc).model_dump(mode="json")
+    config["data"]["splits"]["validation"] = {"start": "1995-01-01", "end": "1996-12-31"}
+    path = tmp_path / "train.yaml"
+    path.write_text(yaml.safe_dump(config))
+    assert main(["train", "--config", str(path)]) == ExitCode.INPUT_DATA
+    message = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "small.nc" in message and "validation period holds no sample" in message and "1995-01-01" in message
+    assert not (Path(config["training"]["output_dir"]) / "last.pt").exists()
+
+
 def test_resume_before_the_first_checkpoint_starts_fresh(tmp_path: Path, small_nc: Path, make_config,
                                                          monkeypatch: pytest.MonkeyPatch,
                                                          capsys: pytest.CaptureFixture) -> None:
