@@ -7,7 +7,8 @@ Run from the project root, on one thread (as the figures in docs/benchmarks.md w
 Setup, not timed: one deterministic run a day at 00 UTC, 0-240 h by 6 h, for the ``--days`` issue days up to
 2014-09-30 (365: water year 2014), written with ecCodes (:mod:`benchmarks.grib_runs`; the reanalysis laid
 out as runs, not a forecast), and ingested with ``configs/ingest_grib2_hres.yaml`` (31 basins, outlines,
-horizon 7) over those days and the 400 before them (the model's 365-day input window). The model is
+horizon 7) from 1981 on (the model's 365-day input window, and the training period whose day-of-year
+climatology the hindcast's scores need). The model is
 ``--model``: by default the shipped ``models/caravan-camels-us-daily-week-ahead`` when it is there, else a
 stand-in of its layout (``configs/finetune_caravan_week_ahead.yaml``'s data and model sections: hidden
 128, roll-out 32, leads 1-7, 7 quantiles, 24 static attributes; one member) trained here for a few batches
@@ -46,6 +47,7 @@ from hydroseq.training.checkpoint import BEST_CHECKPOINT, Checkpoint
 
 SHIPPED = REPO_ROOT / "models" / "caravan-camels-us-daily-week-ahead"
 HISTORY_DAYS = 400
+RECORD_START = dt.date(1981, 1, 1)  # the hindcast's climatology comes from the model's training period
 TARGET_S = 60.0
 
 
@@ -85,7 +87,7 @@ def main(argv: list[str] | None = None) -> dict:
         work = Path(tmp)
         write_daily_runs(work / "runs", args.days)
         data = work / "ingested.nc"
-        ingest(ingest_config(work / "runs", first - dt.timedelta(days=HISTORY_DAYS), last), data, show_progress=False)
+        ingest(ingest_config(work / "runs", RECORD_START, last), data, show_progress=False)
         model = args.model or (SHIPPED if (SHIPPED / "metadata.json").exists() else None)
         model_kind = str(model) if model is not None else "stand-in of the week-ahead layout, trained 2 batches"
         if model is None:

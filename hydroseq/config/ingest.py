@@ -269,20 +269,17 @@ class IngestConfig(StrictModel):
 
     @model_validator(mode="after")
     def _steps_reach_the_horizon(self) -> IngestConfig:
-        """A source whose listed ``steps`` end before its ``horizon`` can need (the latency, then ``horizon`` grid
-        steps) would refuse every run as a truncated horizon: a config mismatch, said before any file is read."""
-        step = self.grid.spec.step
+        """Listed ``steps`` that end before the latency plus ``horizon`` grid steps: refused before any run is read."""
         for forecast in self.forecast_sources:
             if forecast.steps is None:
                 continue
             last = max(expected_step_hours(forecast.steps))
-            needed = forecast.latency_step + forecast.horizon * step
+            needed = forecast.latency_step + forecast.horizon * self.grid.spec.step
             if pd.Timedelta(hours=last) < needed:
-                raise ValueError(
-                    f"forecast source {forecast.label!r}: its steps end at {last:g} h, but horizon {forecast.horizon} "
-                    f"(lead steps of the {self.grid.frequency} grid) after a latency of {forecast.latency} needs steps "
-                    f"up to {needed / pd.Timedelta(hours=1):g} h at least; lower the horizon to what the runs cover, "
-                    "or list the runs' longer steps")
+                raise ValueError(f"forecast source {forecast.label!r}: its steps end at {last:g} h, but horizon "
+                                 f"{forecast.horizon} (lead steps of the {self.grid.frequency} grid) after a latency "
+                                 f"of {forecast.latency} needs steps up to {needed / pd.Timedelta(hours=1):g} h at "
+                                 "least; lower the horizon to what the runs cover, or list the runs' longer steps")
         return self
 
     @model_validator(mode="after")

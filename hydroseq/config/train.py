@@ -61,13 +61,11 @@ class ObservedTargetHiding(StrictModel):
 class ForecastInput(StrictModel):
     """One variable the model reads for the lead window (a weather forecast), and where it comes from.
 
-    ``ingested``: the archive of issued forecasts in the dataset, a ``(station, time, lead)``
-    variable written by a forecast source of ``hydroseq ingest`` (the value at issue t comes from
-    the newest product published by t). ``perfect``: the grid's *observed* values over the lead
-    window, an upper bound on what any real forecast can give, recorded as such in MLflow, the
-    model metadata and every forecast file; ``noise_std`` then adds Gaussian noise (in units of
-    the variable's training standard deviation, one value per lead) so the model does not trust
-    them blindly.
+    ``ingested``: the archive of issued forecasts in the dataset, a ``(station, time, lead)`` variable written by
+    a forecast source of ``hydroseq ingest`` (the value at issue t comes from the newest product published by t).
+    ``perfect``: the grid's *observed* values over the lead window, an upper bound on what any real forecast can
+    give, recorded as such in MLflow, the model metadata and every forecast file; ``noise_std`` then adds Gaussian
+    noise (in training standard deviations of the variable, one value per lead) so the model does not trust them.
     """
 
     variable: str = Field(description="ingested: the forecast variable; perfect: the observed variable")
@@ -258,9 +256,8 @@ class TrainingConfig(StrictModel):
         "mse", description="mse, nse (NSE*: squared errors weighted by 1 / (station std + 0.1)^2) or quantile "
                            "(pinball loss of model.quantiles, weighted by 1 / (station std + 0.1))")
     patience: PositiveInt | None = Field(None, description="early stopping on validation median NSE")
-    selection_leads: Literal["first", "all"] = Field(
-        "first", description="the validation score that picks the best epoch and early stopping: the median NSE "
-                             "over stations of the first lead, or its mean over all leads (a week-ahead model)")
+    selection_leads: Literal["first", "all"] = Field("first", description="best epoch and early stopping by the "
+                                                     "validation median NSE of the first lead, or its mean over all")
     calibrate_quantiles: bool = Field(
         True, description="quantile models: after training, scale each level's distance from the median per lead so "
                           "that its frequency on the validation period matches the level")

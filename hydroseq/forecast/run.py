@@ -94,22 +94,20 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
     (``forecast_source`` names it if there are several; :mod:`hydroseq.forecast.forcing_file`) and used
     wherever its product is at least as new as the ingested one; the forecast files name it.
 
-    A model that reads the observed target with an "observed" flag forecasts a station without any
-    observation up to the issue time as it does a late gauge and lists it in ``result.ungauged``; a
-    data file without the target variable (forcing and attributes of ungauged basins) makes every
-    station ungauged (a hindcast, scored against observations, needs the variable).
+    A model that reads the observed target with an "observed" flag forecasts a station without any observation
+    up to the issue time as it does a late gauge and lists it in ``result.ungauged``; a data file without the
+    target (forcing and attributes of ungauged basins) makes every station ungauged (a hindcast needs it).
 
     A model with a predictive distribution publishes its quantiles, its members (an ensemble) and the probability
     of exceeding each station's thresholds (the ``thresholds`` table's, stages through ``rating_curve``, else derived
     as ``threshold_analysis`` says: :mod:`hydroseq.forecast.probabilistic`); a hindcast scores the distribution too.
 
-    A single issue time after the data file's last step (the newest days not ingested yet) forecasts
-    no station: every one is skipped with the reason and nothing is written. ``max_observation_age``
-    (hours, a single issue time) lists in ``result.stale`` the stations forecast from a gauge whose
-    newest observed target is older than that (:mod:`hydroseq.forecast.freshness`); the files flag them.
+    A single issue time after the data file's last step (the newest days not ingested yet) forecasts no
+    station: each is skipped with the reason, nothing is written. ``max_observation_age`` (hours, one issue
+    time) lists in ``result.stale`` the stations whose newest observed target is older (:mod:`.freshness`).
 
-    ``model_label`` names the model in the files' attributes (``model_name``, and for a registered model
-    ``model_version`` and ``model_alias``); by default ``model_name`` is the model directory's name.
+    ``model_label`` names the model in the files' attributes (``model_name``, for a registered model also
+    ``model_version`` and ``model_alias``; by default ``model_name`` is the model directory's name).
 
     Returns
     -------
@@ -120,12 +118,10 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
     Raises
     ------
     InputDataError
-        If the model directory or the data file cannot be used, the file's layout is not the model's
-        (grid, variables, units, fewer weather-forecast leads than the model reads:
-        :func:`hydroseq.forecast.data_layout.check_data_layout`), the data end before the last issue time
-        of a hindcast, or a weather forecast valid at an issue time covers only some of the model's leads
-        (:func:`hydroseq.forecast.product_use.check_lead_coverage`). :class:`~hydroseq.errors.ConfigError` if the issue
-        time does not parse, or ``max_observation_age`` is given for a hindcast or is negative.
+        If the model directory or the data file cannot be used, the file's layout is not the model's (grid,
+        variables, units, fewer weather-forecast leads: :func:`.check_data_layout`), the data end before a
+        hindcast's last issue, or a weather forecast covers only some leads (:func:`.check_lead_coverage`).
+        :class:`~hydroseq.errors.ConfigError`: the issue time does not parse, or a bad ``max_observation_age``.
     """
     model = ExportedModel(model_dir)
     metadata = model.metadata
