@@ -89,7 +89,10 @@ def main(argv: list[str] | None = None) -> dict:
         data = work / "ingested.nc"
         ingest(ingest_config(work / "runs", RECORD_START, last), data, show_progress=False)
         model = args.model or (SHIPPED if (SHIPPED / "metadata.json").exists() else None)
-        model_kind = str(model) if model is not None else "stand-in of the week-ahead layout, trained 2 batches"
+        model_kind = "stand-in of the week-ahead layout, trained 2 batches"
+        if model is not None:  # named as in the repository, never by this machine's path
+            model_kind = os.path.relpath(model.resolve(), REPO_ROOT) if model.resolve().is_relative_to(REPO_ROOT) \
+                else str(model)
         if model is None:
             model = stand_in_model(data, work, first)
         metadata = ExportMetadata.read(model)
