@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import importlib.util
+import json
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -74,3 +75,23 @@ def ingest_config(runs: Path, start: dt.date, end: dt.date, last_step: int = 240
 def validate(config: IngestConfig) -> IngestConfig:
     """``config`` validated again after its fields were set (the forecast source's parsed schedule)."""
     return IngestConfig.model_validate(config.model_dump(mode="json"))
+
+
+def publish(figures: dict, title: str, rows: list[tuple[str, str]], timed: str, json_path: Path | None) -> dict:
+    """Print the benchmark's table (``rows``, then whether ``figures[timed]`` met the target and the load average)
+    and write ``figures`` to ``json_path`` when given; returns ``figures``."""
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=title)
+    for column in ("what", "value"):
+        table.add_column(column, justify="right")
+    for row in rows:
+        table.add_row(*row)
+    table.add_row(f"target < {figures['target_s']:.0f} s", "met" if figures[timed] < figures["target_s"] else "MISSED")
+    table.add_row("load average (1 min, at the end)", f"{figures['load_average']:.1f}")
+    Console().print(table)
+    if json_path:
+        json_path.parent.mkdir(parents=True, exist_ok=True)
+        json_path.write_text(json.dumps(figures, indent=1) + "\n")
+    return figures

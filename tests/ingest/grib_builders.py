@@ -3,12 +3,9 @@ message with ecCodes, and an ingest config of a few real basins that reads them.
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
-import sys
 from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import xarray as xr
@@ -18,20 +15,6 @@ ENS_RUNS = ["2014092100", "2014092200", "2014092300", "2014092400", "2014092500"
 HRES_RUNS = ["2014092100", "2014092112", "2014092200", "2014092212", "2014092300"]
 
 Message = dict[str, object]
-RUN_WRITER = Path(__file__).resolve().parents[2] / "data" / "forecast_grib2" / "make_runs.py"
-
-
-def run_writer() -> ModuleType:
-    """``data/forecast_grib2/make_runs.py``, the writer of the example runs, as a module: its ``Reanalysis.load``
-    and ``write_runs`` write other runs of the same kind with ecCodes (other days, steps, basins)."""
-    name = "forecast_grib2_make_runs"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, RUN_WRITER)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module  # its dataclass looks its module up by name
-        spec.loader.exec_module(module)
-    return sys.modules[name]
 
 
 def copy_runs(data_dir: Path, kind: str, runs: list[str], folder: Path) -> list[Path]:

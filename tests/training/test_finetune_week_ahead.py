@@ -23,6 +23,7 @@ import xarray as xr
 import yaml
 from mlflow.tracking import MlflowClient
 
+from benchmarks.grib_runs import run_writer
 from hydroseq.cli import main
 from hydroseq.config import TrainConfig, load_config, validate_config
 from hydroseq.dataset import FeatureLayout
@@ -34,7 +35,7 @@ from hydroseq.training import train
 from hydroseq.training.checkpoint import BEST_CHECKPOINT, WEIGHTS_FILE, Checkpoint
 from hydroseq.training.init_from import check_same_layout
 from tests.fixtures import store_uri
-from tests.ingest.grib_builders import STATIONS, run_writer
+from tests.ingest.grib_builders import STATIONS
 
 REFERENCES = pd.date_range("2014-08-01 00:00", "2014-10-01 00:00", freq="1D")  # due up to the last issue
 STEPS = np.arange(0, 193, 12)
