@@ -131,7 +131,7 @@ def calibrate(checkpoint: ckpt.Checkpoint, data: TrainingData, config: TrainConf
     checkpoint.quantile_scale = None
     prediction = predict_split(checkpoint.build_model().to(device), data.station_data, data.scalers, config.data,
                                "validation", device,
-                               batch_size=eval_batch_size(config.batching.batch_size, config.data.seq_len),
+                               batch_size=eval_batch_size(config),
                                stride=config.training.eval_stride)
     checkpoint.quantile_scale = fit_quantile_scale(prediction).tolist()
     return checkpoint

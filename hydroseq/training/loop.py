@@ -228,7 +228,7 @@ def validate(model: LSTMModel, data: TrainingData, config: TrainConfig, device: 
     mean over the leads with ``training.selection_leads: all``), seconds taken."""
     start = time.perf_counter()
     prediction = predict_split(model, data.station_data, data.scalers, config.data, "validation", device,
-                               batch_size=eval_batch_size(config.batching.batch_size, config.data.seq_len),
+                               batch_size=eval_batch_size(config),
                                stride=config.training.eval_stride)
     leads = range(len(prediction.sim)) if config.training.selection_leads == "all" else range(1)
     stations = list(data.station_data.station_ids)

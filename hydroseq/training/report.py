@@ -116,7 +116,7 @@ def report_split(model: TrainedModel, station_data: StationData, scalers: Scaler
     reads_observed = config.data.lagged_target and config.data.mode == "per_step"
     hidden = HIDDEN_SCENARIOS if late_gauge and reads_observed else ()
     predictions = {scenario: predict_split(model, station_data, scalers, config.data, split, device,
-                                           batch_size=eval_batch_size(config.batching.batch_size, config.data.seq_len),
+                                           batch_size=eval_batch_size(config),
                                            stride=config.training.eval_stride,
                                            show_progress=show_progress, hide_last=scenario)
                    for scenario in (0, *hidden)}
