@@ -68,11 +68,11 @@ def _short_forecasts(dataset: xr.Dataset, metadata: ExportMetadata) -> list[str]
     """``<variable> has leads 1-3`` for each ingested weather-forecast input whose ``lead`` coordinate lacks one
     of the model's leads ``1..forecast_horizon``."""
     wanted = set(range(1, metadata.forecast_horizon + 1))
+    leads = [int(lead) for lead in np.asarray(dataset["lead"].values)] if "lead" in dataset.variables else []
     short = []
     for item in metadata.forecast_input_specs:
         if item.source != "ingested" or "lead" not in dataset[item.variable].dims:
             continue  # a variable without a lead dimension is refused when it is read, naming its dimensions
-        leads = [int(lead) for lead in np.asarray(dataset["lead"].values)] if "lead" in dataset.variables else []
         if not wanted <= set(leads):
             found = lead_span(leads) if leads else "none"
             short.append(f"{item.variable} has leads {found}")
