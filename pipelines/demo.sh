@@ -96,7 +96,7 @@ if $QUICK; then
     print_outputs
     cat <<DONE
 Browse the runs with: mlflow ui --backend-store-uri sqlite:///mlruns.db
-The full demo (a 40-epoch model, the shipped base model, weather-forecast inputs): make demo-full
+The full demo (a 40-epoch model, the shipped base model, weather-forecast inputs, a 7-day page from GRIB2 runs): make demo-full
 DONE
     exit 0
 fi
