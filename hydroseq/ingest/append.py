@@ -2,9 +2,11 @@
 
 The daily job ingests only a short window (its config's grid covers the last few days) and
 appends it: the raw history is never read again. The existing file is read back (its arrays, not
-the raw sources), the steps from the first new label on are replaced by the new ones, and the
-file is rewritten atomically with recomputed coverage and ``dataset_checksum``. The result is the
-same dataset, value for value and checksum for checksum, as one ingest over the whole period.
+the raw sources), the steps the new ones cover (from their first label to their last) are replaced
+by them, and the file is rewritten atomically with recomputed coverage and ``dataset_checksum``.
+The result is the same dataset, value for value and checksum for checksum, as one ingest over the
+whole period. The file's steps after the new ones are kept as they are: a rerun or backfill of a
+past day (its window ends before the file's end) replaces that window and nothing else.
 
 Rules: the grid (frequency, time zone, day boundary) and the stations (ids, in order) must be those
 of the existing file, and the new steps must continue it without a gap (they may overlap its tail,
@@ -13,7 +15,9 @@ so that late or revised observations of the last days replace the earlier values
 Steps after the file's last one that hold no value at all (no observed variable, no forecast
 product, at any station: their raw files have not arrived) are not appended when no later step
 holds one: the file keeps ending where its data end, and the next run's window, which starts the
-day after that end, picks them up once the files come in. When nothing is appended and the
+day after that end, picks them up once the files come in. Likewise a step the file holds where
+the new ingest found no value at any station (a backfill whose raw files are no longer in the
+folder) keeps the file's values rather than erasing them. When nothing is appended and the
 overlapping steps bring no change, the file is left as it was (:class:`AppendSummary`).
 
 Forecast variables (``hydroseq_role = "forecast"``, dims ``(station, time, lead)``) are appended
@@ -61,9 +65,11 @@ def append_to_existing(out: str | Path, new: xr.Dataset, grid: GridSpec) -> tupl
     new, without_data = _without_empty_tail(new, old["time"].values[-1])
     if not new.sizes["time"]:  # every step after the file's end, none with a value
         return old, AppendSummary(0, without_data, old["time"].values[-1], written=False)
-    new = _keep_published_forecasts(old, new)
-    keep = old.isel(time=np.flatnonzero(old["time"].values < new["time"].values[0]))
-    combined = _combine(keep, new, old.attrs)
+    new = _keep_published_forecasts(old, _keep_steps_without_values(old, new))
+    old_times, new_times = old["time"].values, new["time"].values
+    before = old.isel(time=np.flatnonzero(old_times < new_times[0]))
+    after = old.isel(time=np.flatnonzero(old_times > new_times[-1]))  # a backfill: the file's later steps
+    combined = _combine([before, new, after], new, old.attrs)
     new_steps = combined.sizes["time"] - old.sizes["time"]
     changed = new_steps > 0 or combined.attrs["dataset_checksum"] != old.attrs.get("dataset_checksum")
     return combined, AppendSummary(new_steps, without_data, combined["time"].values[-1], written=changed)
@@ -74,15 +80,35 @@ def _without_empty_tail(new: xr.Dataset, old_last: np.datetime64) -> tuple[xr.Da
 
     A step holds a value when any observed (``dynamic``) or forecast variable is finite at any station.
     """
-    names = [name for name in new.data_vars if new[name].attrs.get("hydroseq_role") in ("dynamic", "forecast")]
-    filled = np.zeros(new.sizes["time"], dtype=bool)
-    for name in names:
-        variable = new[name].transpose("time", ...).values
-        filled |= np.isfinite(variable.reshape(len(filled), -1)).any(axis=1)
+    filled = _filled_steps(new)
     times = new["time"].values
     last_kept = max(int(np.searchsorted(times, old_last, side="right")) - 1,
                     int(np.flatnonzero(filled)[-1]) if filled.any() else -1)
     return new.isel(time=slice(0, last_kept + 1)), times[last_kept + 1:]
+
+
+def _filled_steps(data: xr.Dataset) -> np.ndarray:
+    """Per step of ``data``: whether any observed (``dynamic``) or forecast variable is finite at any station."""
+    names = [name for name in data.data_vars if data[name].attrs.get("hydroseq_role") in ("dynamic", "forecast")]
+    filled = np.zeros(data.sizes["time"], dtype=bool)
+    for name in names:
+        variable = data[name].transpose("time", ...).values
+        filled |= np.isfinite(variable.reshape(len(filled), -1)).any(axis=1)
+    return filled
+
+
+def _keep_steps_without_values(old: xr.Dataset, new: xr.Dataset) -> xr.Dataset:
+    """``new`` with the file's values at the steps both hold where ``new`` has no value at any station."""
+    old_times, new_times = old["time"].values, new["time"].values
+    index = np.clip(np.searchsorted(old_times, new_times), 0, len(old_times) - 1)
+    steps = np.flatnonzero((old_times[index] == new_times) & ~_filled_steps(new))
+    if not len(steps):
+        return new
+    new = new.copy(deep=True)
+    for name in [n for n in new.data_vars if "time" in new[n].dims]:
+        file_values = old[name].transpose(*new[name].dims).isel(time=index[steps]).values
+        new[name][{"time": steps}] = file_values
+    return new
 
 
 def _check_compatible(out: Path, old: xr.Dataset, old_grid: GridSpec, new: xr.Dataset, grid: GridSpec) -> None:
@@ -129,10 +155,11 @@ def _keep_published_forecasts(old: xr.Dataset, new: xr.Dataset) -> xr.Dataset:
     return new
 
 
-def _combine(keep: xr.Dataset, new: xr.Dataset, old_attrs: dict) -> xr.Dataset:
+def _combine(parts: list[xr.Dataset], new: xr.Dataset, old_attrs: dict) -> xr.Dataset:
+    """``parts`` (consecutive runs of steps, ``new`` among them) as one dataset with ``new``'s attributes."""
     timed = [name for name in new.data_vars if "time" in new[name].dims]
-    series = xr.concat([keep[timed], new[timed]], dim="time", coords="minimal", compat="override",
-                       join="override")
+    series = xr.concat([part[timed] for part in parts if part.sizes["time"]], dim="time", coords="minimal",
+                       compat="override", join="override")
     combined = new.drop_dims("time").assign({name: series[name] for name in timed})
     combined = combined[list(new.data_vars)]
     for name in timed:

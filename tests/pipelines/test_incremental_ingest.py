@@ -155,3 +155,41 @@ def _config_from(sources: str, start: dt.date, end: dt.date) -> IngestConfig:
     config = _config(start, end)
     config.sources[0].path = sources
     return config
+
+
+def test_a_backfill_keeps_every_later_step(first_half: Path, tmp_path: Path) -> None:
+    """A rerun of a past day (its window ends before the file's end) replaces only the window: every later step
+    stays, with the same values, and the file's values outside the window are those it held."""
+    daily = tmp_path / "daily.nc"
+    before = _read(first_half)
+    edited = before.copy(deep=True)
+    edited["streamflow"].values[:, :] = -1.0  # the file's values, told apart from the raw files' ones
+    edited.to_netcdf(daily)
+    ingest(_config(dt.date(2014, 6, 10), dt.date(2014, 6, 13)), daily, append=True, show_progress=False)
+    after = _read(daily)
+    assert after.sizes["time"] == before.sizes["time"] == 30
+    np.testing.assert_array_equal(after["time"].values, before["time"].values)
+    window = (after["time"].values >= np.datetime64("2014-06-11T08:00")) & \
+        (after["time"].values <= np.datetime64("2014-06-14T08:00"))  # local days 06-10 .. 06-13
+    assert window.sum() == 4
+    for name in [n for n in after.data_vars if "time" in after[n].dims]:
+        np.testing.assert_array_equal(after[name].isel(time=~window).values, edited[name].isel(time=~window).values,
+                                      err_msg=name)
+    np.testing.assert_array_equal(after["streamflow"].values[:, window], before["streamflow"].values[:, window])
+    rerun = tmp_path / "rerun.nc"
+    rerun.write_bytes(first_half.read_bytes())
+    ingest(_config(dt.date(2014, 6, 10), dt.date(2014, 6, 13)), rerun, append=True, show_progress=False)
+    assert _read(rerun).attrs["dataset_checksum"] == before.attrs["dataset_checksum"]  # the same raw files
+
+
+def test_a_backfill_without_its_raw_files_keeps_the_file_values(first_half: Path, tmp_path: Path) -> None:
+    """The raw folder no longer holds two days of a backfill's window: those steps keep the file's values
+    (they are not erased to missing); the days it holds are re-ingested."""
+    daily = tmp_path / "daily.nc"
+    daily.write_bytes(first_half.read_bytes())
+    before = _read(first_half)
+    raw = _raw_files_until(tmp_path / "raw", dt.date(2014, 6, 30), without=(dt.date(2014, 6, 11), dt.date(2014, 6, 12)))
+    ingest(_config_from(raw, dt.date(2014, 6, 10), dt.date(2014, 6, 13)), daily, append=True, show_progress=False)
+    after = _read(daily)
+    assert after.attrs["dataset_checksum"] == before.attrs["dataset_checksum"]
+    xr.testing.assert_identical(after.drop_attrs(), before.drop_attrs())
