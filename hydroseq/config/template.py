@@ -29,15 +29,23 @@ _CARAVAN_VARIABLES = {name: {"source": name, "units": "degC" if name.startswith(
                               "aggregation": "mean" if name in ("temperature_2m_mean", "streamflow") else "sum"}
                       for name in ("total_precipitation_sum", "temperature_2m_mean", "potential_evaporation_sum",
                                    "streamflow")}
+_CARAVAN_VARIABLES["potential_evaporation_sum"]["valid_min"] = -20  # ERA5-Land's is negative on condensation days
+# The example source is configs/ingest_caravan_daily.yaml's: its dates name the local standard-time day each value
+# covers (interval_start; the default interval_end would put each value on the day before), on a grid whose days
+# end when every CONUS basin's day has ended (Etc/GMT+8). tests/config/test_template.py ingests it.
 EXAMPLES: dict[tuple[type[BaseModel], str], object] = {
     (StationsConfig, "path"): "data/stations/caravan_camels_us.csv",
     (OutlinesConfig, "path"): "data/stations/caravan_camels_us_outlines.geojson",
     (SourceConfig, "path"): "data/daily_caravan_camels_us/[0-9]*.csv",
     (SourceConfig, "format"): "caravan_csv",
     (SourceConfig, "frequency"): "1D",
+    (SourceConfig, "timestamp"): "interval_start",
+    (SourceConfig, "timezone"): "station_standard",
+    (SourceConfig, "time_format"): "%Y-%m-%d",
     (SourceConfig, "variables"): _CARAVAN_VARIABLES,
     (GridConfig, "start"): "1981-01-01",
     (GridConfig, "end"): "2014-12-31",
+    (GridConfig, "timezone"): "Etc/GMT+8",
     (ForecastSourceConfig, "name"): "weather forecast",
     (ForecastSourceConfig, "path"): "data/forecasts/*.nc",
     (ForecastSourceConfig, "layout"): "station",
@@ -52,6 +60,12 @@ EXAMPLES: dict[tuple[type[BaseModel], str], object] = {
                              "test": {"start": "2006-10-01", "end": "2014-12-31"}},
     (ForecastInput, "variable"): "total_precipitation_sum_forecast",
     (ForecastInput, "source"): "ingested",
+}
+# Comments for keys whose field has no description of its own
+NOTES: dict[tuple[type[BaseModel], str], str] = {
+    (SourceConfig, "timestamp"): "what a stamp marks: interval_start (the value covers the source step from it; "
+    "a date without a time of day names the day it covers), interval_end (the step ending at it) or instantaneous "
+    "(a reading); a source of dates that does not set it is refused",
 }
 WIDTH = 100
 
@@ -78,13 +92,14 @@ def _fields(model: type[BaseModel], given: Mapping[str, Any] | None, indent: int
     lines: list[str] = []
     for name, info in model.model_fields.items():
         value = given[name] if given is not None and name in given else EXAMPLES.get((model, name), PydanticUndefined)
-        lines += _entry(model, name, info, value, indent)
+        lines += _entry(model, name, info, value, indent, NOTES.get((model, name)))
     return lines
 
 
-def _entry(model: type[BaseModel], name: str, info: FieldInfo, value: object, indent: int) -> list[str]:
-    """The lines of one key: its comment, then ``name: value`` or its block (``value``: the example
-    or given value, else undefined)."""
+def _entry(model: type[BaseModel], name: str, info: FieldInfo, value: object, indent: int,
+           note: str | None = None) -> list[str]:
+    """The lines of one key: its comment (``note`` where the field has no description), then ``name: value``
+    or its block (``value``: the example or given value, else undefined)."""
     pad = " " * indent
     kind, inner = _shape(info.annotation)
     if value is PydanticUndefined:
@@ -94,7 +109,8 @@ def _entry(model: type[BaseModel], name: str, info: FieldInfo, value: object, in
             raise TemplateError(f"{model.__name__}.{name} is required and has no example in EXAMPLES")
         else:  # a required section or list: built from its model's defaults and examples
             value = [None] if kind == "list" else None
-    lines = [f"{pad}# {line}" for line in textwrap.wrap(_note(info, inner), WIDTH - indent - 2, break_on_hyphens=False)]
+    lines = [f"{pad}# {line}" for line in textwrap.wrap(_note(info, inner, note), WIDTH - indent - 2,
+                                                        break_on_hyphens=False)]
     if inner is None:
         return [*lines, f"{pad}{name}: {_scalar(value)}"]
     if kind == "section":
@@ -128,10 +144,11 @@ def _commented(pad: str, block: list[str]) -> list[str]:
     return [f"{pad}# {line}" for line in block]
 
 
-def _note(info: FieldInfo, inner: type[BaseModel] | None) -> str:
-    """A key's comment: its description (a section's: else its model's), choices, whether it is required."""
+def _note(info: FieldInfo, inner: type[BaseModel] | None, note: str | None = None) -> str:
+    """A key's comment: its description (else ``note``; a section's: else its model's), choices, whether it is
+    required."""
     choices = _choices(info.annotation)
-    parts = (info.description or _doc(inner), f"(one of: {', '.join(choices)})" if choices else "",
+    parts = (info.description or note or _doc(inner), f"(one of: {', '.join(choices)})" if choices else "",
              "[required]" if info.is_required() else "")
     return " ".join(part for part in parts if part)
 

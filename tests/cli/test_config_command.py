@@ -48,7 +48,7 @@ def test_the_template_holds_the_defaults_and_descriptions(tmp_path: Path) -> Non
     assert "  # target_hiding:\n  #   # share of single steps hidden\n  #   step_rate: 0.02\n" in text
     ingest = config_template(IngestConfig, "ingest")
     assert "# forecast_sources:\n#     # label of the product" in ingest
-    assert "    # (one of: interval_start, interval_end, instantaneous)\n    timestamp: interval_end\n" in ingest
+    assert "    timestamp: interval_start\n" in ingest  # the example source: dates name the day they cover
 
 
 def test_the_ingest_template_feeds_the_train_template() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,10 +13,11 @@ import numpy as np
 import pandas as pd
 
 from hydroseq.config.ingest import SourceConfig
-from hydroseq.errors import InputDataError
+from hydroseq.errors import ConfigError, InputDataError
 from hydroseq.grid.date_text import day_month_order_problem
 
 LoadedT = TypeVar("LoadedT")
+LOGGER = logging.getLogger(__name__)
 
 
 def cached_per_file(maxsize: int) -> Callable[[Callable[[Path, SourceConfig], LoadedT]],
@@ -185,6 +187,32 @@ def _raise_unparsable(path: Path, text: pd.Series, time_format: str | None, line
     raise InputDataError(path, f"timestamp {text.iloc[first]!r} cannot be parsed"
                          + (f" with format {time_format!r}" if time_format else ""),
                          f"line {int(lines[first])}") from None
+
+
+def check_dated_days(path: Path, source: SourceConfig, stamps: pd.DatetimeIndex, written: str) -> None:
+    """Dates without a time of day (``written``: the first as the file gives it) read as interval ends.
+
+    A date names the day its value covers (Caravan, CAMELS, USGS daily values); read as the end of an interval,
+    each value lands on the grid day before its date. With ``timestamp`` left at its default (``interval_end``)
+    that is a :class:`~hydroseq.errors.ConfigError` naming the file; set so explicitly, a warning naming the
+    first such file of the source.
+    """
+    if source.timestamp != "interval_end" or len(stamps) == 0 or ":" in written \
+            or not (stamps == stamps.normalize()).all():
+        return
+    if "timestamp" not in source.model_fields_set:
+        raise ConfigError(f"{path}: the stamps are dates without a time of day ({written.strip()!r}) and source "
+                          f"{source.label!r} does not say what they mark: set timestamp: interval_start if a date "
+                          "names the day its value covers (Caravan, CAMELS, USGS daily values), or timestamp: "
+                          "interval_end if it is the midnight the value's interval ends at (each value then lands "
+                          "on the grid day before its date)")
+    if source.label not in _WARNED:
+        _WARNED.add(source.label)
+        LOGGER.warning("%s: source %r reads dates without a time of day as interval ends (timestamp: "
+                       "interval_end): each value lands on the grid day before its date", path, source.label)
+
+
+_WARNED: set[str] = set()  # the sources warned about by check_dated_days, once per process
 
 
 def check_columns(path: Path, present: list[str], wanted: list[str], source: SourceConfig) -> None:

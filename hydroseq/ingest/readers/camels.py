@@ -18,7 +18,7 @@ import pandas as pd
 
 from hydroseq.config.ingest import SourceConfig
 from hydroseq.errors import InputDataError
-from hydroseq.ingest.readers.base import RawSeries, to_numbers
+from hydroseq.ingest.readers.base import RawSeries, check_dated_days, to_numbers
 
 STREAMFLOW_COLUMNS = ["gauge_id", "year", "month", "day", "Q", "flag"]
 FORCING_HEADER_LINES = 3
@@ -36,8 +36,12 @@ def read(source: SourceConfig, path: Path, station_id: str) -> RawSeries:
     """One CAMELS-US text file as a :class:`RawSeries`; raises :class:`InputDataError` when malformed."""
     text = _text(path)
     if source.format == "camels_us_streamflow":
-        return _read_streamflow(source, path, text, station_id)
-    return _read_forcing(source, path, text)
+        series = _read_streamflow(source, path, text, station_id)
+    else:
+        series = _read_forcing(source, path, text)
+    if len(series.stamps):  # year, month and day columns: dates without a time of day
+        check_dated_days(path, source, series.stamps, f"{series.stamps[0]:%Y %m %d}")
+    return series
 
 
 def _text(path: Path) -> str:

@@ -15,7 +15,14 @@ import pandas as pd
 
 from hydroseq.config.ingest import SourceConfig
 from hydroseq.errors import InputDataError
-from hydroseq.ingest.readers.base import RawSeries, cached_per_file, check_columns, parse_stamps, to_numbers
+from hydroseq.ingest.readers.base import (
+    RawSeries,
+    cached_per_file,
+    check_columns,
+    check_dated_days,
+    parse_stamps,
+    to_numbers,
+)
 
 CARAVAN_MISSING = ("NA", "")
 
@@ -41,6 +48,8 @@ def read(source: SourceConfig, path: Path, station_id: str) -> RawSeries:
         stamps, utc_offsets = _row_stamps(source, frame.index.to_numpy()), None
     else:
         stamps, utc_offsets = parse_stamps(path, frame[source.time_column], source.time_format, lines)
+        if utc_offsets is None and len(frame):
+            check_dated_days(path, source, stamps, str(frame[source.time_column].iloc[0]))
     values = {name: to_numbers(path, frame[spec.source], spec.source, lines, missing)
               for name, spec in source.variables.items()}
     return RawSeries(path, stamps, values, lines, utc_offsets)
