@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from hydroseq.config.train import ForecastInput, Period, TrainConfig
 from hydroseq.dataset.features import FeatureLayout
-from hydroseq.errors import InputDataError
+from hydroseq.errors import ConfigError, InputDataError
 from hydroseq.grid import GRID_ATTRIBUTES, GridSpec
 
 METADATA_FILE = "metadata.json"
@@ -140,14 +140,19 @@ class ExportMetadata:
 
         Raises
         ------
+        ConfigError
+            If ``model_dir`` or its metadata file is missing: the path names no exported model (a setup error).
         InputDataError
-            If the file is missing, not JSON, of a newer format or lacks a field.
+            If the file is not JSON, of a newer format or lacks a field.
         """
         path = Path(model_dir) / METADATA_FILE
         try:
             data = json.loads(path.read_text())
         except FileNotFoundError:
-            raise InputDataError(path, "not an exported model directory (metadata.json missing)") from None
+            if not Path(model_dir).is_dir():
+                raise ConfigError(f"{model_dir}: no such model directory (an exported model's folder, made by "
+                                  "hydroseq export)") from None
+            raise ConfigError(f"{path}: not an exported model directory (metadata.json missing)") from None
         except (OSError, ValueError) as error:
             raise InputDataError(path, f"unreadable model metadata ({error})") from None
         version = data.get("format_version") if isinstance(data, dict) else None

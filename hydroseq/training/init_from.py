@@ -17,7 +17,7 @@ from typing import Any
 import torch
 
 from hydroseq.config import TrainConfig
-from hydroseq.errors import ConfigError, InputDataError
+from hydroseq.errors import ConfigError
 from hydroseq.model import LSTMModel
 from hydroseq.training.checkpoint import WEIGHTS_FILE, Checkpoint
 from hydroseq.training.tracking import load_run_checkpoint
@@ -49,20 +49,21 @@ def load_base_model(init_from: str | Path, tracking_uri: str | None = None) -> B
     Raises
     ------
     InputDataError
-        If a directory is not an exported model with weights, or a checkpoint is unreadable.
+        If a checkpoint is unreadable.
     ConfigError
-        If a run id is not in the tracking store (:func:`hydroseq.training.tracking.load_run_checkpoint`).
+        If the path is neither a model directory with weights nor a checkpoint file, or a run id is not in
+        the tracking store (:func:`hydroseq.training.tracking.load_run_checkpoint`).
     """
     path = Path(init_from)
     if path.is_dir():
         if not (path / WEIGHTS_FILE).is_file():
-            raise InputDataError(path, f"the model directory has no {WEIGHTS_FILE} (the weights fine-tuning starts "
-                                       "from): export it again with this hydroseq")
+            raise ConfigError(f"--init-from {path}: the model directory has no {WEIGHTS_FILE} (the weights "
+                              "fine-tuning starts from): export it again with this hydroseq")
         checkpoint = Checkpoint.load(path / WEIGHTS_FILE)
     elif path.is_file():
         checkpoint = Checkpoint.load(path)
     elif "/" in str(init_from) or str(init_from).endswith(".pt"):
-        raise InputDataError(path, "the base model (--init-from) is neither a model directory nor a checkpoint file")
+        raise ConfigError(f"--init-from {path}: no such model directory or checkpoint file")
     else:
         checkpoint, _ = load_run_checkpoint(str(init_from), tracking_uri)
     if checkpoint.scalers.station_target:

@@ -58,9 +58,20 @@ def test_config_error(tmp_path: Path) -> None:
 
 
 def test_input_data_error(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    (tmp_path / "metadata.json").write_text("{ cut short")  # a model directory damaged since its export
     status = main(["forecast", "--model", str(tmp_path), "--data", str(tmp_path / "x.nc"), "--issue-time", ISSUE])
     assert status == ExitCode.INPUT_DATA
-    assert "not an exported model directory" in capsys.readouterr().err
+    assert "metadata.json: unreadable model metadata" in capsys.readouterr().err
+
+
+def test_a_model_path_that_names_no_model_is_a_setup_error(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """A model directory that is not there, or a folder that holds no exported model: 3, one line naming it."""
+    forecast = ["forecast", "--data", str(tmp_path / "x.nc"), "--issue-time", ISSUE]
+    assert main([*forecast, "--model", str(tmp_path / "absent")]) == ExitCode.CONFIG
+    assert capsys.readouterr().err.strip() == (f"hydroseq forecast: error: {tmp_path / 'absent'}: no such model "
+                                               "directory (an exported model's folder, made by hydroseq export)")
+    assert main([*forecast, "--model", str(tmp_path)]) == ExitCode.CONFIG
+    assert "metadata.json: not an exported model directory (metadata.json missing)" in capsys.readouterr().err
 
 
 def _two_stations_without_input(ingested: Path, target: Path, edited_copy, grid_index) -> Path:

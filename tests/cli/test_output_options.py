@@ -217,9 +217,9 @@ def test_a_traceback_in_the_log_file_is_prefixed_line_by_line(tmp_path: Path, mo
 
 def test_errors_are_one_json_object_and_still_shown_when_quiet(tmp_path: Path) -> None:
     finished = _run("-q", "--json", "forecast", "--model", tmp_path, "--data", tmp_path / "x.nc", "--issue-time", ISSUE)
-    assert finished.status == ExitCode.INPUT_DATA
+    assert finished.status == ExitCode.CONFIG
     summary = finished.summary
-    assert (summary["command"], summary["exit_code"], summary["status"]) == ("forecast", 4, "INPUT_DATA")
+    assert (summary["command"], summary["exit_code"], summary["status"]) == ("forecast", 3, "CONFIG")
     assert "not an exported model directory" in summary["error"]
     assert finished.err.count("\n") == 1 and finished.err.startswith("hydroseq forecast: error: ")
 

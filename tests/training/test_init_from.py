@@ -9,8 +9,9 @@ import pytest
 import torch
 from mlflow.tracking import MlflowClient
 
-from hydroseq.config import TrainConfig
-from hydroseq.errors import ConfigError, InputDataError
+from hydroseq.cli import main
+from hydroseq.config import TrainConfig, dump_config
+from hydroseq.errors import ConfigError, ExitCode
 from hydroseq.export import export_model
 from hydroseq.training import train
 from hydroseq.training.checkpoint import BEST_CHECKPOINT, WEIGHTS_FILE, Checkpoint
@@ -85,8 +86,19 @@ def test_a_config_that_changes_the_inputs_is_refused_with_the_setting_named(tmp_
 def test_a_folder_without_weights_is_refused(tmp_path: Path, small_nc: Path, make_config) -> None:
     (tmp_path / "empty").mkdir()
     config = _finetune_config(tmp_path, small_nc, make_config, tmp_path / "empty")
-    with pytest.raises(InputDataError, match="has no checkpoint.pt"):
+    with pytest.raises(ConfigError, match="has no checkpoint.pt"):
         train(config, show_progress=False)
+
+
+def test_a_base_model_path_that_is_not_there_is_a_setup_error(tmp_path: Path, small_nc: Path, make_config,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """``train --init-from /no/such/dir``: one line naming the path, exit 3 (fix the deployment), not 4."""
+    config = tmp_path / "train.yaml"
+    config.write_text(dump_config(make_config(tmp_path, small_nc, epochs=1)))
+    missing = tmp_path / "no" / "such" / "dir"
+    assert main(["train", "--config", str(config), "--init-from", str(missing)]) == ExitCode.CONFIG
+    assert capsys.readouterr().err.strip() == (f"hydroseq train: error: --init-from {missing}: no such model "
+                                               "directory or checkpoint file")
 
 
 def test_the_base_model_is_scored_on_the_new_basins_before_the_first_update(tmp_path: Path, small_nc: Path,
