@@ -22,6 +22,7 @@ class ExitCode(IntEnum):
     PARTIAL = 5  # results written, but more than the allowed share of stations was not forecast
     UNAVAILABLE = 6  # a shared resource is busy or unreachable (store locked, scheduler down): retry later
     NO_SPACE = 7  # the disk or quota is full, or a file reached the size limit: nothing written, free space and retry
+    REFUSED = 8  # a safeguard refused the change (promote: the candidate is worse): nothing changed; a person decides
     INTERNAL = 70  # an unexpected error, with its traceback (sysexits' EX_SOFTWARE)
     INTERRUPTED = 130  # SIGINT (Ctrl-C): 128 + 2, as a shell reports it
     OUTPUT_CLOSED = 141  # the reader of stdout went away (``| head``): 128 + SIGPIPE, as a shell reports it
@@ -49,6 +50,14 @@ class UnavailableError(HydroseqError):
     scheduler down): trying again later may succeed."""
 
     exit_code = ExitCode.UNAVAILABLE
+
+
+class RefusedError(HydroseqError):
+    """A safeguard refused what was asked, on the figures (``hydroseq promote``: the candidate is worse than
+    the champion or than persistence): nothing was changed, and retrying changes nothing; a person decides
+    (``--force``). :attr:`ExitCode.REFUSED`."""
+
+    exit_code = ExitCode.REFUSED
 
 
 class InputDataError(HydroseqError):

@@ -22,7 +22,7 @@ from typing import Any
 from mlflow.entities.model_registry import ModelVersion, RegisteredModel
 from mlflow.tracking import MlflowClient
 
-from hydroseq.errors import ConfigError, HydroseqError
+from hydroseq.errors import ConfigError, HydroseqError, RefusedError
 from hydroseq.serving import DEFAULT_ALIAS
 from hydroseq.serving.model_uri import resolve_version
 from hydroseq.serving.promotion_gate import GateError, LeadFigures, Verdict, figures_of, judge
@@ -112,9 +112,11 @@ def promote(name: str, version: int | str, alias: str = DEFAULT_ALIAS, tracking_
     ------
     ConfigError
         If the alias is not a valid name, the store does not exist, ``name`` has no version ``version`` (the
-        error lists the versions there are), or, without ``force``, the gate refuses: the candidate's median
-        NSE is lower than the champion's or than persistence's at a lead, a version has no figures, or the two
-        were not scored on the same evaluation (one line, with the figures).
+        error lists the versions there are), or, without ``force``, the gate cannot judge: a version has no
+        figures, or the two were not scored on the same evaluation.
+    RefusedError
+        Without ``force``, if the gate refuses: the candidate's median NSE is lower than the champion's or
+        than persistence's at a lead (one line, with the figures).
     InputDataError
         If a hindcast or its scores cannot be read.
     UnavailableError
@@ -143,7 +145,7 @@ def promote(name: str, version: int | str, alias: str = DEFAULT_ALIAS, tracking_
             raise ConfigError(f"{error}{FORCE_HINT}") from None
         verdict = Verdict("", (), str(error))
     if verdict.refusal is not None and not force:
-        raise ConfigError(f"{verdict.refusal}{FORCE_HINT}")
+        raise RefusedError(f"{verdict.refusal}{FORCE_HINT}")
     move = Move(number=0, alias=alias, version=str(found.version),
                 previous_version=None if previous is None else str(previous), time=utc_now(), user=current_user(),
                 evaluation=verdict.evaluation or None, figures=[row.as_dict() for row in verdict.leads],

@@ -16,7 +16,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from hydroseq.cli import main
-from hydroseq.errors import ConfigError, ExitCode
+from hydroseq.errors import ConfigError, ExitCode, RefusedError
 from hydroseq.forecast.hindcast import HindcastScores, write_scores_csv
 from hydroseq.forecast.netcdf_writer import write_forecast_netcdf
 from hydroseq.forecast.result import ForecastResult
@@ -102,7 +102,7 @@ def test_a_candidate_worse_than_the_champion_is_refused_with_both_figures(store:
     champion = _version(store, {1: 0.70, 2: 0.46}, {1: 0.50, 2: 0.20})
     worse = _version(store, {1: 0.72, 2: 0.41}, {1: 0.50, 2: 0.20})
     promote(MODEL, champion, tracking_uri=store)
-    assert main(["promote", "--model", MODEL, "--version", worse, "--tracking-uri", store]) == ExitCode.CONFIG
+    assert main(["promote", "--model", MODEL, "--version", worse, "--tracking-uri", store]) == ExitCode.REFUSED == 8
     assert _one_line_error(capfd).endswith(
         "error: version 2 is worse than the champion version 1 at lead 2: median NSE 0.410 against 0.460 "
         "(validation 2013-01-01..2013-03-31); --force to promote anyway")
@@ -111,7 +111,7 @@ def test_a_candidate_worse_than_the_champion_is_refused_with_both_figures(store:
 
 def test_a_candidate_worse_than_persistence_is_refused_even_without_a_champion(store: str) -> None:
     candidate = _version(store, {1: 0.55, 2: 0.10, 3: -0.05}, {1: 0.50, 2: 0.20, 3: 0.0})
-    with pytest.raises(ConfigError, match=r"^version 1 is worse than persistence at lead 2: median NSE 0.100 against "
+    with pytest.raises(RefusedError, match=r"^version 1 is worse than persistence at lead 2: median NSE 0.100 against "
                                           r"0.200 \(validation 2013-01-01..2013-03-31\) \(also at lead 3\); --force"):
         promote(MODEL, candidate, tracking_uri=store)
     assert _alias(store) is None and promotion_history(MODEL, tracking_uri=store) == []
@@ -229,7 +229,7 @@ def test_the_gate_reads_one_hindcast_per_version(store: str, tmp_path: Path, cap
     with pytest.raises(ConfigError, match="not scored on the same evaluation"):
         promote(MODEL, champion, tracking_uri=store, hindcast=[shorter, mine])
     worse = _hindcast(tmp_path / "worse", earlier, [0.9, 0.2])
-    with pytest.raises(ConfigError, match=r"version 1 is worse than the champion version 2 at lead 2: median NSE "
+    with pytest.raises(RefusedError, match=r"version 1 is worse than the champion version 2 at lead 2: median NSE "
                                           r"0.200 against 0.600 \(hindcast 2014-06-01T08:00Z..2014-06-30T08:00Z, 30 "
                                           r"issue times\); --force"):
         promote(MODEL, champion, tracking_uri=store, hindcast=[worse, mine])
