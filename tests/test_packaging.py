@@ -159,3 +159,26 @@ def test_the_docs_path_check_finds_a_missing_page_and_heading() -> None:
     assert _dangling("see docs/forecast.md#weather-forecast-inputs and docs/forecast.md") == []
     assert _dangling("docs/forecast-inputs.md, docs/forecast.md#no-such-heading") == [
         "docs/forecast-inputs.md", "docs/forecast.md#no-such-heading"]
+
+
+def test_a_broken_install_is_a_setup_error_not_a_retry(tmp_path: Path) -> None:
+    """A base package missing (rich: the command line itself needs it; xarray: a command's module does) is one
+    line naming it and exit 3, not Python's 1 (the status a scheduler retries) nor 70 (a bug); the installed
+    ``hydroseq`` command goes through that guard."""
+    assert _pyproject()["scripts"]["hydroseq"] == "hydroseq.__main__:main"
+    guarded = BLOCKED_MAIN.format(blocked={"rich"}).replace(
+        "from hydroseq.cli import main\nstatus = main(sys.argv[1:])",
+        "from hydroseq.__main__ import main\nstatus = main()")
+    done = subprocess.run([sys.executable, "-c", guarded, "--json", "config", "--schema", "train"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 3, done.stderr[-3000:]
+    (line, _) = done.stderr.strip().splitlines()
+    assert line == "hydroseq: error: broken install: rich cannot be imported (No module named 'rich'); reinstall " \
+                   "hydroseq in this environment"
+    assert '"exit_code": 3, "status": "CONFIG"' in done.stdout
+    done = _without(["xarray"], "forecast", "--model", "m", "--data", "d.nc", "--issue-time", "2014-09-30",
+                    cwd=tmp_path)
+    assert done.returncode == 3 and "Traceback" not in done.stderr, done.stderr[-3000:]
+    assert done.stderr.strip().splitlines()[0] == ("hydroseq forecast: error: broken install: xarray cannot be "
+                                                   "imported (No module named 'xarray'); reinstall hydroseq in this "
+                                                   "environment")

@@ -52,17 +52,23 @@ def _command(module: str, function: str) -> Handler:
     are slow to import, and ``--help`` needs neither).
 
     A package of an optional extra that is not installed (torch in a ``hydroseq[forecast]``
-    install) is a :class:`~hydroseq.errors.ConfigError` naming the extra to install."""
+    install) is a :class:`~hydroseq.errors.ConfigError` naming the extra to install; any other
+    package that cannot be imported (a broken install) is one too, naming it (exit 3: fix the
+    deployment, not a bug)."""
     def handler(args: argparse.Namespace) -> int:
         try:
             run: Handler = getattr(importlib.import_module(f"hydroseq.cli.{module}"), function)
             return run(args)
-        except ModuleNotFoundError as missing:
-            extra = EXTRA_OF_MODULE.get((missing.name or "").partition(".")[0])
-            if extra is None:
+        except ImportError as missing:
+            package = (missing.name or "hydroseq").partition(".")[0]
+            extra = EXTRA_OF_MODULE.get(package)
+            if extra is not None and isinstance(missing, ModuleNotFoundError):
+                raise ConfigError(f"{missing.name} is not installed, and this command needs it: "
+                                  f"pip install '.[{extra}]' in the hydroseq clone") from missing
+            if package == "hydroseq":
                 raise
-            raise ConfigError(f"{missing.name} is not installed, and this command needs it: "
-                              f"pip install '.[{extra}]' in the hydroseq clone") from missing
+            raise ConfigError(f"broken install: {missing.name} cannot be imported ({missing}); reinstall hydroseq "
+                              "in this environment") from missing
     return handler
 
 
