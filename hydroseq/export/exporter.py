@@ -21,7 +21,13 @@ from hydroseq.grid import GridSpec
 from hydroseq.model import TrainedModel
 from hydroseq.training.checkpoint import WEIGHTS_FILE, Checkpoint
 
-PARITY_TOLERANCE = 1e-5
+# onnxruntime may differ from torch by float32 rounding accumulated over the N steps, which grows with the size of
+# the outputs: |diff| <= PARITY_ATOL + PARITY_RTOL * max|torch output| on the parity batch. Measured: 1.8e-7 to
+# 3.0e-7 of max|output| on the three shipped models (max|output| 1.3-2.9) and 2.0e-7 on the week-ahead model after
+# a one-epoch fine-tuning (1.14e-5 at max|output| 57): RTOL keeps a margin of 30x over them, and a weight perturbed by
+# one part in 10^4 is still caught (tests/export/test_exporter.py).
+PARITY_ATOL = 1e-5
+PARITY_RTOL = 1e-5
 PARITY_ROWS = 64
 MODEL_DIR_FILES = frozenset({METADATA_FILE, ONNX_FILE, PT2_FILE, WEIGHTS_FILE})  # what a model directory holds
 
@@ -54,7 +60,7 @@ def export_trained_model(checkpoint: Checkpoint, seq_len: int, out_dir: str | Pa
         If ``seq_len`` is below 1, or ``out_dir`` cannot be written (:class:`OutputPathError`,
         :func:`check_model_dir`; :class:`~hydroseq.errors.NoSpaceError` when out of space).
     ValueError
-        If onnxruntime and torch differ by more than 1e-5.
+        If onnxruntime and torch differ by more than :func:`parity_tolerance` (a broken export: exit 70).
     """
     if seq_len < 1:
         raise HydroseqError(f"seq_len (--seq-len) must be at least 1, got {seq_len}")
@@ -120,14 +126,22 @@ def _parity_batch(seq_len: int, n_features: int) -> tuple[torch.Tensor, torch.Te
     return x, lengths
 
 
+def parity_tolerance(expected: np.ndarray) -> float:
+    """The largest |onnxruntime - torch| difference accepted for the torch outputs ``expected``:
+    ``PARITY_ATOL + PARITY_RTOL * max|expected|`` (the rounding of a long float32 roll-out grows with the outputs)."""
+    scale = float(np.max(np.abs(expected))) if expected.size else 0.0
+    return PARITY_ATOL + PARITY_RTOL * scale
+
+
 def _onnx_parity(path: Path, model: TrainedModel, x: torch.Tensor, lengths: torch.Tensor) -> float:
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     exported = session.run(None, as_numpy_inputs(x, lengths))[0]
     expected = reference_prediction(model, x, lengths).numpy()
     max_diff = float(np.max(np.abs(exported - expected)))
-    if not max_diff <= PARITY_TOLERANCE:
-        raise ValueError(f"exported ONNX model differs from torch by {max_diff:.3g} "
-                         f"(tolerance {PARITY_TOLERANCE})")
+    tolerance = parity_tolerance(expected)
+    if not max_diff <= tolerance:  # NaN fails too
+        raise ValueError(f"exported ONNX model differs from torch by {max_diff:.3g} (tolerance {tolerance:.3g}: "
+                         f"{PARITY_ATOL:g} + {PARITY_RTOL:g} x the largest output {np.max(np.abs(expected)):.3g})")
     return max_diff
 
 

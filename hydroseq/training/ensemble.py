@@ -22,7 +22,8 @@ import hydroseq.training.tracking as tracking
 from hydroseq.config import TrainConfig
 from hydroseq.config.stores import resolve_tracking_uri
 from hydroseq.fileio import write_text_atomic
-from hydroseq.training.data import load_training_data
+from hydroseq.training.base_checks import check_data_units
+from hydroseq.training.data import load_training_data, resolve_data_path
 from hydroseq.training.finish import finish_run, start_run
 from hydroseq.training.init_from import load_base_model
 from hydroseq.training.result import MemberCallback, ModelLogger, TrainResult
@@ -57,6 +58,8 @@ def train_ensemble(config: TrainConfig, data_path: str | Path | None, resume: bo
     record = json.loads(record_path.read_text()) if resume and record_path.exists() else {}
     uri = resolve_tracking_uri(config.tracking, tracking_uri)
     base = load_base_model(config.training.init_from, tracking_uri) if config.training.init_from else None
+    if base is not None:
+        check_data_units(resolve_data_path(config, data_path), base.input_units)
     data = load_training_data(config, data_path, base.checkpoint.scalers if base else None)
     parent = record.get("parent_run_id") or start_run(config, data, uri, out_dir,
                                                       extra_tags=base.tags if base else None)

@@ -10,7 +10,7 @@ own training period.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,7 @@ import torch
 from hydroseq.config import TrainConfig
 from hydroseq.errors import ConfigError
 from hydroseq.model import LSTMModel
+from hydroseq.training.base_checks import read_base_directory
 from hydroseq.training.checkpoint import WEIGHTS_FILE, Checkpoint
 from hydroseq.training.tracking import load_run_checkpoint
 
@@ -31,10 +32,12 @@ MODEL_TRAINING_ONLY = ("dropout", "initial_forget_bias")
 
 @dataclass(frozen=True)
 class BaseModel:
-    """The model a fine-tuning run starts from, and how MLflow links to it."""
+    """The model a fine-tuning run starts from, how MLflow links to it, and the units of the variables it reads
+    (a model directory's ``input_units``; empty for a checkpoint or a run id)."""
 
     checkpoint: Checkpoint
     source: str
+    input_units: dict[str, str] = field(default_factory=dict)
 
     @property
     def tags(self) -> dict[str, str]:
@@ -49,16 +52,19 @@ def load_base_model(init_from: str | Path, tracking_uri: str | None = None) -> B
     Raises
     ------
     InputDataError
-        If a checkpoint is unreadable.
+        If a checkpoint is unreadable, or a model directory's metadata is not JSON or its weights differ from
+        their recorded checksum (:func:`hydroseq.training.base_checks.read_base_directory`).
     ConfigError
         If the path is neither a model directory with weights nor a checkpoint file, or a run id is not in
         the tracking store (:func:`hydroseq.training.tracking.load_run_checkpoint`).
     """
     path = Path(init_from)
+    units: dict[str, str] = {}
     if path.is_dir():
         if not (path / WEIGHTS_FILE).is_file():
             raise ConfigError(f"--init-from {path}: the model directory has no {WEIGHTS_FILE} (the weights "
                               "fine-tuning starts from): export it again with this hydroseq")
+        units = read_base_directory(path, WEIGHTS_FILE)
         checkpoint = Checkpoint.load(path / WEIGHTS_FILE)
     elif path.is_file():
         checkpoint = Checkpoint.load(path)
@@ -70,7 +76,7 @@ def load_base_model(init_from: str | Path, tracking_uri: str | None = None) -> B
         raise ConfigError(f"--init-from {init_from}: the base model scales discharge per basin, so it cannot read "
                           "basins it was not trained on; fine-tune a model trained with "
                           "data.per_station_target_scaling: false")
-    return BaseModel(checkpoint, str(init_from))
+    return BaseModel(checkpoint, str(init_from), units)
 
 
 def check_same_layout(config: TrainConfig, base: BaseModel) -> None:

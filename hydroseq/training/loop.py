@@ -31,7 +31,8 @@ from hydroseq.config.stores import resolve_tracking_uri
 from hydroseq.fileio import make_output_dir, prepare_output_file
 from hydroseq.model import LSTMModel, get_model, masked_mse, nse_loss, pinball_loss
 from hydroseq.training.augment import hide_forecast, hide_observed
-from hydroseq.training.data import TrainingData, load_training_data
+from hydroseq.training.base_checks import check_data_units
+from hydroseq.training.data import TrainingData, load_training_data, resolve_data_path
 from hydroseq.training.ensemble import train_ensemble
 from hydroseq.training.finish import finish_run, start_run
 from hydroseq.training.init_from import check_same_layout, freeze, initial_weights, load_base_model
@@ -88,6 +89,7 @@ def train(config: TrainConfig, data_path: str | Path | None = None, resume: bool
     base = load_base_model(cfg.init_from, tracking_uri) if cfg.init_from else None
     if base is not None:
         check_same_layout(config, base)
+        check_data_units(resolve_data_path(config, data_path), base.input_units)  # the base's scalers read them
     data = load_training_data(config, data_path, last.scalers if last else base.checkpoint.scalers if base else None)
     torch.manual_seed(cfg.seed)
     model = get_model(config.model, len(data.feature_names), data.n_outputs, config.data.mode,

@@ -12,6 +12,7 @@ is trained on two basins and exported; ``hydroseq train --config ... --data <the
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -27,7 +28,8 @@ from benchmarks.grib_runs import run_writer
 from hydroseq.cli import main
 from hydroseq.config import TrainConfig, load_config, validate_config
 from hydroseq.dataset import FeatureLayout
-from hydroseq.export import ExportMetadata
+from hydroseq.errors import ExitCode
+from hydroseq.export import METADATA_FILE, ExportMetadata
 from hydroseq.export.exporter import export_trained_model
 from hydroseq.export.source import read_provenance
 from hydroseq.model import get_model
@@ -142,3 +144,85 @@ def test_the_week_ahead_model_is_finetuned_on_grib2_runs_from_its_base(archive: 
     head = [name for name in base.model_state if "head" in name.split(".")]  # the quantile head (of the roll-out)
     assert head and all(tuned.model_state[name].shape == base.model_state[name].shape for name in head)
     assert tuned.quantile_scale is not None and tuned.quantile_scale != base.quantile_scale  # calibrated again
+
+
+WEEK_AHEAD = Path("models") / "caravan-camels-us-daily-week-ahead"
+
+
+def _shipped_base_config(repo_root: Path, data: Path, work: Path, base: Path) -> Path:
+    """The shipped fine-tuning config, one epoch of the shipped week-ahead model (or ``base``) on the archive's
+    three basins (``min_len`` 20: the splits hold a month of runs); the file written."""
+    config = yaml.safe_load((repo_root / "configs" / "finetune_caravan_week_ahead.yaml").read_text())
+    config["data"].update(path=str(data), stations=STATIONS, min_len=20, spin_up=5, cache_dir=str(work / "cache"),
+                          splits={"train": {"start": "2014-08-01", "end": "2014-08-31"},
+                                  "validation": {"start": "2014-09-01", "end": "2014-09-20"},
+                                  "test": {"start": "2014-09-21", "end": "2014-09-30"}})
+    config["training"].update(epochs=1, patience=None, output_dir=str(work / "train"), init_from=str(base))
+    config["tracking"].update(tracking_uri=store_uri(work), artifact_root=str(work / "mlartifacts"))
+    path = work / "finetune.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+@pytest.mark.slow
+def test_the_shipped_week_ahead_model_is_finetuned_and_its_export_passes_the_parity_check(
+        archive: Path, repo_root: Path, tmp_path: Path, capsys) -> None:
+    """README step 3 with the shipped week-ahead model: one epoch on the GRIB2 archive's three basins ends with exit
+    0. The run's model is exported (N = 365) and checked against torch relative to its outputs' size: on the random
+    parity batch the fine-tuned network's outputs reach about 57 (scaled) and onnxruntime differed by 1.14e-5,
+    which the former absolute tolerance of 1e-5 refused (exit 70)."""
+    config = _shipped_base_config(repo_root, archive, tmp_path, repo_root / WEEK_AHEAD)
+    capsys.readouterr()
+    assert main(["train", "--config", str(config), "-q", "--json"]) == ExitCode.OK
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["base_val_median_nse"] is not None and summary["epochs_completed"] == 1
+    (logged,) = [path.parent for path in (tmp_path / "mlartifacts").rglob(METADATA_FILE)
+                 if path.parent.name == "exported_model"]
+    metadata = ExportMetadata.read(logged)
+    assert metadata.seq_len == 365 and metadata.leads == LEADS and metadata.quantiles
+    assert metadata.parity_max_abs_diff is not None and 0 < metadata.parity_max_abs_diff < 1e-3
+
+
+def test_a_base_directory_with_metadata_that_is_not_json_is_refused_in_one_line(archive: Path, repo_root: Path,
+                                                                               tmp_path: Path, capsys) -> None:
+    """A damaged copy of the shipped model: metadata.json not JSON, or its weights changed, is refused before training
+    (exit 4, one line naming the file); it was fine-tuned and failed at the export (exit 70)."""
+    base = tmp_path / "base"
+    shutil.copytree(repo_root / WEEK_AHEAD, base)
+    (base / METADATA_FILE).write_text('{"seq_len": 365,')
+    config = _shipped_base_config(repo_root, archive, tmp_path, base)
+    capsys.readouterr()
+    assert main(["train", "--config", str(config)]) == ExitCode.INPUT_DATA
+    error = capsys.readouterr().err.strip()
+    assert error.startswith(f"hydroseq train: error: {base / METADATA_FILE}: unreadable model metadata (") and (
+        "the base model directory is damaged" in error and "\n" not in error)
+    shutil.copy(repo_root / WEEK_AHEAD / METADATA_FILE, base / METADATA_FILE)
+    with (base / WEIGHTS_FILE).open("ab") as weights:
+        weights.write(b"\0")
+    assert main(["train", "--config", str(config)]) == ExitCode.INPUT_DATA
+    assert capsys.readouterr().err.strip() == (f"hydroseq train: error: {base / WEIGHTS_FILE}: checksum differs from "
+                                               "SHA256SUMS: the base model directory was modified or copied "
+                                               "incompletely")
+
+
+def test_a_file_in_other_units_than_the_base_s_is_refused_as_the_forecast_refuses_it(archive: Path, repo_root: Path,
+                                                                                     tmp_path: Path, edited_copy,
+                                                                                     capsys) -> None:
+    """The archive's forecast precipitation in m (the values / 1000): the fine-tuning keeps the base's scalers (in
+    mm), so it would train on amounts a thousand times too small; --init-from refuses the file in one line (exit 4),
+    naming the variable as hydroseq forecast does with the same model and file."""
+    name = "total_precipitation_sum_forecast"
+
+    def in_metres(dataset: xr.Dataset) -> None:
+        dataset[name] = (dataset[name] / 1000).assign_attrs({**dataset[name].attrs, "units": "m"})
+    metres = edited_copy(archive, tmp_path / "archive_in_m.nc", in_metres)
+    config = _shipped_base_config(repo_root, archive, tmp_path, repo_root / WEEK_AHEAD)
+    capsys.readouterr()
+    assert main(["train", "--config", str(config), "--data", str(metres)]) == ExitCode.INPUT_DATA
+    error = capsys.readouterr().err.strip()
+    assert error.startswith(f"hydroseq train: error: {metres}: variable {name} is in m; the base model was trained "
+                            "on mm (--init-from keeps the base's scalers") and "\n" not in error
+    assert main(["forecast", "--model", str(repo_root / WEEK_AHEAD), "--data", str(metres), "--issue-time",
+                 "2014-09-29", "--out", str(tmp_path / "f.nc")]) == ExitCode.INPUT_DATA
+    assert f"{metres}: variable {name} is in m; the model was trained on mm" in capsys.readouterr().err
+    assert not (tmp_path / "train" / BEST_CHECKPOINT).exists()
