@@ -117,6 +117,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     in_main_thread = threading.current_thread() is threading.main_thread()  # only it may set handlers
     previous = signal.signal(signal.SIGTERM, _raise_terminated) if in_main_thread else None
     try:
+        return _with_diagnostics(args, logs, _run(args, logs, argv))
+    finally:
+        logs.stop()
+        if in_main_thread:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _run(args: argparse.Namespace, logs: CommandLogging, argv: Sequence[str] | None) -> int:
+    """Start the logging, run the command; its exit status (see :func:`main`)."""
+    try:
         logs.start()
         LOGGER.debug("hydroseq %s, Python %s: hydroseq %s", __version__, platform.python_version(),
                      " ".join(map(str, sys.argv[1:] if argv is None else argv)))
@@ -145,10 +155,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _failed(args, full.exit_code, f"error: {full}")
         return _failed(args, ExitCode.INTERNAL, f"unexpected error {type(error).__name__}: {error} (a bug: please "
                                                 "report it with this traceback)", bug=error)
-    finally:
-        logs.stop()
-        if in_main_thread:
-            signal.signal(signal.SIGTERM, previous)
+
+
+def _with_diagnostics(args: argparse.Namespace, logs: CommandLogging, status: int) -> int:
+    """Write ``--diagnostics`` (when asked) once the command has logged its last line; ``status``, or, if
+    that file cannot be written after a command that wrote its outputs, the write's error (one line)."""
+    try:
+        logs.write_diagnostics(status)
+    except HydroseqError as error:
+        failed = _failed(args, error.exit_code, f"error: --diagnostics {error}")
+        return failed if status in (ExitCode.OK, ExitCode.PARTIAL) else status
+    return status
 
 
 def _no_space(error: Exception) -> NoSpaceError | None:

@@ -5,7 +5,8 @@
 * Log lines of the ``hydroseq`` loggers and Python warnings go to stderr from WARNING on (ERROR
   with ``-q``, DEBUG with ``-v``), and with ``--log-file PATH`` to that file from INFO on (DEBUG
   with ``-v``): one line each, ``<UTC time> <LEVEL> <logger>: <message>``, every line of a
-  multi-line message (a traceback) prefixed the same way, no colour codes.
+  multi-line message (a traceback) prefixed the same way, no colour codes; with ``--diagnostics PATH``
+  the same lines as a Delft-FEWS PI diagnostics file (:mod:`hydroseq.cli.diagnostics`).
 * MLflow's and alembic's own lines go to stderr from WARNING on too (ERROR with ``-q``, their INFO
   lines with ``-v``); MLflow's "View run" link to a tracking server's run is not printed.
 * Each command ends with :func:`finish`: its summary, with ``command``, ``exit_code`` and
@@ -33,6 +34,7 @@ from typing import Any
 import numpy as np
 from rich.console import Console
 
+from hydroseq.cli.diagnostics import DiagnosticsFile
 from hydroseq.errors import ConfigError, ExitCode
 
 PACKAGE_LOGGER = logging.getLogger("hydroseq")  # the handlers hang here: every hydroseq module's lines
@@ -124,6 +126,7 @@ class CommandLogging:
         self.loggers = [PACKAGE_LOGGER, logging.getLogger("py.warnings")]
         self.saved: list[tuple[logging.Logger, int, bool]] = []
         self.saved_environment: dict[str, str | None] = {}
+        self.diagnostics: DiagnosticsFile | None = None
 
     def start(self) -> None:
         """Log to stderr (and open ``--log-file``, raising :class:`ConfigError` if it cannot be written)."""
@@ -155,6 +158,15 @@ class CommandLogging:
             log_file.setLevel(logging.DEBUG if args.verbose else logging.INFO)
             log_file.setFormatter(_PlainLines())
             self._attach(log_file)
+        if getattr(args, "diagnostics", None) is not None:  # its folder checked now: exit 3 before the work
+            self.diagnostics = DiagnosticsFile(args.diagnostics, logging.DEBUG if args.verbose else logging.INFO)
+            self._attach(self.diagnostics)
+
+    def write_diagnostics(self, status: int) -> None:
+        """Write ``--diagnostics`` (a PI diagnostics file) with the lines logged so far and the exit status, if
+        it was asked for."""
+        if self.diagnostics is not None:
+            self.diagnostics.write(self.args.command, status)
 
     def _set_levels(self, names: tuple[str, ...], level: int) -> None:
         for name in names:

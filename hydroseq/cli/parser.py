@@ -1,7 +1,7 @@
 """The argument parser of the ``hydroseq`` command: its commands, options, examples and global options.
 
-The global options (``-q``, ``-v``, ``--log-file``, ``--json``) are accepted before the command and
-after it; they are read by :mod:`hydroseq.cli.output`.
+The global options (``-q``, ``-v``, ``--log-file``, ``--diagnostics``, ``--json``) are accepted before the
+command and after it; they are read by :mod:`hydroseq.cli.output`.
 """
 
 from __future__ import annotations
@@ -264,7 +264,7 @@ def build_parser(command: Callable[[str, str], Handler]) -> argparse.ArgumentPar
 
 
 def _global_options(parser: argparse.ArgumentParser, after_command: bool) -> None:
-    """``-q``, ``-v``, ``--log-file``, ``--json``. After the command their defaults are SUPPRESS, so
+    """``-q``, ``-v``, ``--log-file``, ``--diagnostics``, ``--json``. After the command their defaults are SUPPRESS, so
     that one given before the command is not reset by the command's parser."""
     def default(value: object) -> object:
         return argparse.SUPPRESS if after_command else value
@@ -277,6 +277,9 @@ def _global_options(parser: argparse.ArgumentParser, after_command: bool) -> Non
     group.add_argument("--log-file", type=Path, default=default(None), metavar="PATH",
                        help="append plain log lines to PATH: UTC timestamp, level, message, the result's summary; "
                             "no colours or progress bars; INFO and above, DEBUG with -v")
+    group.add_argument("--diagnostics", type=Path, default=default(None), metavar="PATH",
+                       help="when the command ends, write its log lines (INFO and above, DEBUG with -v) to PATH as a "
+                            "Delft-FEWS PI diagnostics file (levels 1 error, 2 warning, 3 info, 4 debug), atomically")
     group.add_argument("--json", action="store_true", default=default(False),
                        help="print the result as one JSON object on stdout (exit code included); "
                             "the tables go to stderr")

@@ -36,7 +36,7 @@ def test_every_command_help_has_examples_of_itself(command: str, capsys: pytest.
     lines = [line for line in examples.splitlines() if line.strip() and not line.strip().startswith("#")]
     assert lines and all(line.startswith("  ") for line in lines), examples  # raw: not rewrapped by argparse
     assert f"hydroseq {command} " in examples or f" {command} --" in examples
-    for option in ("--quiet", "--verbose", "--log-file", "--json"):
+    for option in ("--quiet", "--verbose", "--log-file", "--diagnostics", "--json"):
         assert option in text
 
 
