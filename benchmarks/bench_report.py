@@ -93,7 +93,8 @@ def thresholds_table(data: Path, out: Path) -> Path:
     with xr.open_dataset(data) as dataset:
         flows = dataset["streamflow"].load()
     levels = flows.quantile([0.9, 0.99], dim="time", skipna=True)
-    rows = [{"station": str(station), "level": level, "discharge": float(levels.sel(station=station, quantile=q))}
+    column = f"discharge [{flows.attrs['units']}]"  # the table names its units
+    rows = [{"station": str(station), "level": level, column: float(levels.sel(station=station, quantile=q))}
             for station in flows["station"].values for level, q in (("action", 0.9), ("flood", 0.99))]
     pd.DataFrame(rows).dropna().to_csv(out, index=False)
     return out

@@ -130,7 +130,8 @@ def _thresholds(data: Path, out: Path) -> Path:
     """Two levels per station at its 80th and 97th percentile of 2013-2014."""
     with xr.open_dataset(data) as dataset:
         flows = dataset["streamflow"].sel(time=slice("2013-01-01", "2014-12-31")).load()
-    rows = [{"station": station, "level": level, "discharge": float(np.nanquantile(flows.sel(station=station), q))}
+    column = f"discharge [{flows.attrs['units']}]"  # the table names its units
+    rows = [{"station": station, "level": level, column: float(np.nanquantile(flows.sel(station=station), q))}
             for station in flows["station"].values for level, q in (("action", 0.8), ("flood", 0.97))]
     pd.DataFrame(rows).to_csv(out, index=False)
     return out

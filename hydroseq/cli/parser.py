@@ -199,13 +199,14 @@ def build_parser(command: Callable[[str, str], Handler]) -> argparse.ArgumentPar
                           help="with --forcing-forecast, the forecast source (its name in the ingest config) that "
                                "reads the file, when there are several")
     forecast.add_argument("--thresholds", type=Path, default=None,
-                          help="models with a predictive distribution: CSV of thresholds (station,level,discharge "
-                               "in the target's units, or station,level,stage with --rating-curve); it replaces "
-                               "the default: 2- and 5-year daily-mean flows fitted to the water-year maxima and "
-                               "the 95th and 99th percentiles of the model's training period")
+                          help="models with a predictive distribution: CSV of thresholds with the units in the "
+                               "header (station,level,discharge [m3/s]; any discharge unit: ft3/s, l/s, mm/d, ...; "
+                               "or station,level,stage [m] with --rating-curve); it replaces the default: 2- and "
+                               "5-year daily-mean flows fitted to the water-year maxima (and the 95th and 99th "
+                               "percentiles) of the model's training period")
     forecast.add_argument("--rating-curve", type=Path, default=None, metavar="FILE",
-                          help="with --thresholds: CSV of station,stage,discharge pairs (discharge in the target's "
-                               "units) that turns the table's stages into discharges (monotone interpolation; a "
+                          help="with --thresholds: CSV of station,stage [m],discharge [m3/s] pairs (units in the "
+                               "header) that turns the table's stages into discharges (monotone interpolation; a "
                                "stage outside a station's pairs is refused)")
     forecast.add_argument("--threshold-method", choices=("lmoments", "mle"), default="lmoments",
                           help="how the default thresholds' return-period flows are fitted: L-moments, with a 90 %% "

@@ -1,10 +1,10 @@
 """The probabilistic part of a forecast: thresholds, exceedance probabilities, hindcast verification.
 
 Thresholds come from a user table (``--thresholds FILE``: station, level, discharge or a stage with
-``--rating-curve FILE``) or, by default, from the model's training period in the ingested file (2- and
-5-year daily-mean flows fitted to water-year maxima, flow percentiles 95 and 99:
-:func:`hydroseq.scoring.thresholds.station_thresholds`). The same training
-period gives the climatological distribution a hindcast's CRPS is compared with and the base rate
+``--rating-curve FILE``, units in the header, converted to the target's: :mod:`hydroseq.scoring.table_units`)
+or, by default, from the model's training period in the ingested file (2- and 5-year daily-mean flows fitted to
+water-year maxima, flow percentiles 95 and 99: :func:`hydroseq.scoring.thresholds.station_thresholds`). The same
+training period gives the climatological distribution a hindcast's CRPS is compared with and the base rate
 of each event (the Brier skill score's reference). Nothing after the training period feeds them.
 """
 
@@ -28,6 +28,7 @@ from hydroseq.scoring.probabilistic_scores import (
 from hydroseq.scoring.quantiles import exceedance_probability
 from hydroseq.scoring.rating_curve import read_rating_curves
 from hydroseq.scoring.return_periods import FrequencyAnalysis
+from hydroseq.scoring.table_units import TargetUnits
 from hydroseq.scoring.thresholds import StationThresholds, station_thresholds
 
 
@@ -67,6 +68,10 @@ def training_record(source: IngestedFile, levels: tuple[float, ...], thresholds_
     times = source.times
     inside = np.flatnonzero(source.grid.period_mask(times, period))
     stations = list(source.station_ids)
+    info = source.info()
+    units = TargetUnits.of(info.target_units, source.grid.step, stations, info.areas)
+    rating_curves = (read_rating_curves(rating_curve_file, stations, units) if rating_curve_file is not None
+                     else None)
     if inside.size == 0:
         if with_climatology:
             raise InputDataError(source.path, f"the file holds none of the training period {period.start}.."
@@ -74,14 +79,13 @@ def training_record(source: IngestedFile, levels: tuple[float, ...], thresholds_
                                  where="time")
         if thresholds_file is None:  # a new basin's recent record: quantiles, but no derived thresholds
             return None
-        rating_curves = read_rating_curves(rating_curve_file, stations) if rating_curve_file is not None else None
-        table = station_thresholds(np.empty((len(stations), 0)), times[:0], stations, thresholds_file, rating_curves)
+        table = station_thresholds(np.empty((len(stations), 0)), times[:0], stations, thresholds_file, rating_curves,
+                                   units=units)
         return TrainingRecord(table, np.full(table.values.shape, np.nan), None)
     target = source.read_target(int(inside[0]), int(inside[-1]) + 1)
     train_times = times[inside[0]:inside[-1] + 1]
-    rating_curves = read_rating_curves(rating_curve_file, stations) if rating_curve_file is not None else None
     thresholds = station_thresholds(target, train_times, stations, thresholds_file, rating_curves, analysis,
-                                    period_label=f"{period.start}..{period.end}")
+                                    period_label=f"{period.start}..{period.end}", units=units)
     climatology = None
     if with_climatology:
         days = source.grid.day_of_year(train_times)

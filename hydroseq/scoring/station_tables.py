@@ -9,28 +9,40 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from hydroseq.errors import InputDataError
+from hydroseq.scoring.table_units import split_header
 
 
-def table_rows(path: Path, required: Sequence[str], one_of: Sequence[str] = ()) -> Iterator[tuple[int, dict[str, str]]]:
+def table_rows(path: Path, required: Sequence[str], one_of: Sequence[str] = (),
+               units: dict[str, str] | None = None) -> Iterator[tuple[int, dict[str, str]]]:
     """``(line, row)`` of each data row of the CSV at ``path``, cells stripped (empty for a short row).
+
+    A column's units in its header (``discharge [m3/s]``, :func:`hydroseq.scoring.table_units.split_header`) are
+    split off its name: the row is keyed ``discharge``, and ``units``, when given, gets ``{"discharge": "m3/s"}``
+    for every column (``""`` where the header names none) before the first row.
 
     Raises
     ------
     InputDataError
         If the file cannot be read, is empty, is not CSV text, lacks a ``required`` column or every
-        column of ``one_of`` (when given).
+        column of ``one_of`` (when given), or names a column twice.
     """
     try:
         with path.open(newline="", encoding="utf-8-sig") as handle:
             reader = csv.DictReader(handle)
-            header = [name.strip() for name in reader.fieldnames or []]
+            split = [split_header(name) for name in reader.fieldnames or []]
+            header = [name for name, _ in split]
             if not header:
                 raise InputDataError(path, f"is empty, expected the header {','.join([*required, *one_of[:1]])}")
+            repeated = sorted({name for name in header if header.count(name) > 1})
+            if repeated:
+                raise InputDataError(path, f"names the column {', '.join(repeated)} more than once", "line 1")
             missing = [column for column in required if column not in header]
             if one_of and not set(one_of) & set(header):
                 missing.append(" or ".join(one_of))
             if missing:
                 raise InputDataError(path, f"missing column {', '.join(missing)} (has {', '.join(header)})", "line 1")
+            if units is not None:
+                units.update(split)
             reader.fieldnames = header
             for row in reader:
                 yield reader.line_num, {name: str(row.get(name) or "").strip() for name in header}

@@ -23,8 +23,9 @@ from hydroseq.errors import InputDataError
 from hydroseq.scoring.rating_curve import RatingCurves
 from hydroseq.scoring.return_periods import FrequencyAnalysis, fit_return_periods
 from hydroseq.scoring.station_tables import known_station, table_number, table_rows
+from hydroseq.scoring.table_units import TargetUnits, column_units, length_factor, to_target
 
-TABLE_COLUMNS = ("station", "level", "discharge")  # or "stage" for "discharge", with rating curves
+TABLE_COLUMNS = ("station", "level", "discharge")  # "discharge [m3/s]" (units in the header), or "stage [m]"
 _NOT_GIVEN: NDArray[Any] = np.empty((0, 0))  # an interval or years not given: NaN and 0 of the thresholds' shape
 
 
@@ -173,29 +174,37 @@ def derived_thresholds(values: ArrayLike, times: ArrayLike, station_ids: Sequenc
                              analysis.confidence if analysis.has_interval and periods else None)
 
 
-def read_threshold_table(path: str | Path, station_ids: Sequence[str],
+def read_threshold_table(path: str | Path, station_ids: Sequence[str], target: TargetUnits,
                          rating_curves: RatingCurves | None = None) -> StationThresholds:
-    """Read thresholds from a CSV with the columns ``station``, ``level`` and ``discharge`` or ``stage``.
+    """Read thresholds from a CSV with the columns ``station``, ``level`` and ``discharge [UNITS]`` or
+    ``stage [UNITS]``, the units in the header (:mod:`.table_units`): ``station,level,discharge [m3/s]``.
 
     Station ids are read as text (leading zeros kept). Each station may list its own levels; the
     result has every level the file names, in the order of first appearance, and NaN where a
-    station lacks one and for the ``station_ids`` the file does not list. A row gives a discharge (in the
-    target's units) or a stage, which its station's rating curve in ``rating_curves`` turns into a
-    discharge (:mod:`.rating_curve`). Other columns are ignored.
+    station lacks one and for the ``station_ids`` the file does not list. A discharge is converted to the
+    ``target``'s units (a volume rate to a depth rate through the station's catchment area); a stage is first
+    converted to the units of its station's rating curve in ``rating_curves``, which turns it into a discharge
+    (:mod:`.rating_curve`, already in the target's units). Other columns are ignored, but not a ``units`` column.
 
     Raises
     ------
     InputDataError
         One line naming the file, the line and the problem: unreadable or empty file, a missing
-        column, an empty station or level, a discharge that is not a finite non-negative number,
+        column, a number column whose header names no units (or units of another quantity), a ``units`` column,
+        an empty station or level, a discharge that is not a finite non-negative number,
         a row with both or neither of discharge and stage, a stage without a rating curve for its
-        station or outside its curve, a (station, level) given twice, or a station not among ``station_ids``.
+        station or outside its curve, a (station, level) given twice, a station not among ``station_ids``, or a
+        discharge that needs a catchment area its station lacks.
     """
     path = Path(path)
     wanted = {station: i for i, station in enumerate(station_ids)}
+    units: dict[str, str] = {}
+    rows = list(table_rows(path, TABLE_COLUMNS[:2], one_of=("discharge", "stage"), units=units))
+    columns = {column: column_units(path, units, column, kinds) for column, kinds in
+               (("discharge", ("depth_rate", "volume_rate")), ("stage", ("depth",))) if column in units}
     found: dict[tuple[str, str], tuple[float, int]] = {}
     any_stage = False
-    for line, row in table_rows(path, TABLE_COLUMNS[:2], one_of=("discharge", "stage")):
+    for line, row in rows:
         station, level = row["station"], row["level"]
         if not station or not level:
             raise InputDataError(path, "station and level must not be empty", f"line {line}")
@@ -206,9 +215,10 @@ def read_threshold_table(path: str | Path, station_ids: Sequence[str],
         if stage_text:
             any_stage = True
             discharge = _stage_discharge(table_number(stage_text, "stage", path, line, non_negative=False),
-                                         station, level, rating_curves, path, line)
+                                         columns["stage"], station, level, rating_curves, path, line)
         else:
-            discharge = table_number(discharge_text, "discharge", path, line)
+            discharge = to_target(table_number(discharge_text, "discharge", path, line), columns["discharge"],
+                                  station, target, path, line)
         if (station, level) in found:
             raise InputDataError(path, f"station {station} level {level!r} is already given on line "
                                        f"{found[station, level][1]}", f"line {line}")
@@ -218,13 +228,14 @@ def read_threshold_table(path: str | Path, station_ids: Sequence[str],
     values = np.full((len(station_ids), len(levels)), np.nan)
     for (station, level), (discharge, _) in found.items():
         values[wanted[station], column[level]] = discharge
+    given = ", ".join(f"{name} in {text}" for name, text in columns.items())
     rated = f", stages through the rating curves of {rating_curves.path}" if any_stage and rating_curves else ""
-    return StationThresholds(levels, tuple(station_ids), values, f"table {path}{rated}")
+    return StationThresholds(levels, tuple(station_ids), values, f"table {path} ({given}){rated}")
 
 
-def _stage_discharge(stage: float, station: str, level: str, rating_curves: RatingCurves | None, path: Path,
-                     line: int) -> float:
-    """The discharge of a threshold given as a stage, or an :class:`InputDataError` naming the line."""
+def _stage_discharge(stage: float, units: str, station: str, level: str, rating_curves: RatingCurves | None,
+                     path: Path, line: int) -> float:
+    """The discharge of a threshold given as a stage in ``units``, or an :class:`InputDataError` naming the line."""
     if rating_curves is None:
         raise InputDataError(path, f"station {station} level {level!r} is a stage: a rating curve table must "
                                    "turn it into a discharge (--rating-curve FILE)", f"line {line}")
@@ -233,18 +244,22 @@ def _stage_discharge(stage: float, station: str, level: str, rating_curves: Rati
         raise InputDataError(path, f"station {station} level {level!r} is a stage, and {rating_curves.path} has "
                                    "no rating curve for the station", f"line {line}")
     try:
-        return curve.discharge(stage)
+        return curve.discharge(stage * length_factor(units, rating_curves.stage_units))
     except ValueError as error:
-        raise InputDataError(path, f"station {station} level {level!r}: {error} ({rating_curves.path})",
+        raise InputDataError(path, f"station {station} level {level!r}: {error} ({rating_curves.path}, in "
+                                   f"{rating_curves.stage_units})",
                              f"line {line}") from None
 
 
 def station_thresholds(target: ArrayLike, times: ArrayLike, station_ids: Sequence[str],
                        table: str | Path | None = None, rating_curves: RatingCurves | None = None,
-                       analysis: FrequencyAnalysis | None = None, period_label: str = "") -> StationThresholds:
+                       analysis: FrequencyAnalysis | None = None, period_label: str = "",
+                       units: TargetUnits | None = None) -> StationThresholds:
     """The thresholds a forecast uses: the user's ``table`` when given (it replaces the derived ones whole:
-    the agency's levels, no 2-year flow beside them), else :func:`derived_thresholds` of the training-period
-    ``target`` ``[S, T]`` at ``times``."""
+    the agency's levels, no 2-year flow beside them; read into ``units``, the target's), else
+    :func:`derived_thresholds` of the training-period ``target`` ``[S, T]`` at ``times``."""
     if table is not None:
-        return read_threshold_table(table, station_ids, rating_curves)
+        if units is None:
+            raise ValueError("a thresholds table is read into the target's units: give units")
+        return read_threshold_table(table, station_ids, units, rating_curves)
     return derived_thresholds(target, times, station_ids, analysis=analysis, period_label=period_label)

@@ -128,8 +128,8 @@ def daily(tmp_path_factory: pytest.TempPathFactory) -> Path:
     with xr.open_dataset(work / "caravan.nc") as dataset:
         areas = pd.Series(dataset["area_km2"].values, index=[str(s) for s in dataset["station"].values])
     # per station, a threshold of exactly 1 m³/s (86.4 / area mm/d) that some lead exceeds, and one none does
-    low = pd.DataFrame({"station": areas.index, "level": "low", "discharge": 86.4 / areas.to_numpy()})
-    high = low.assign(level="high", discharge=1e6)
+    low = pd.DataFrame({"station": areas.index, "level": "low", "discharge [m3/s]": 1.0})
+    high = low.assign(level="high", **{"discharge [m3/s]": 1e6})
     pd.concat([low, high]).to_csv(work / "thresholds.csv", index=False)
     high.to_csv(work / "high_thresholds.csv", index=False)
     return work
@@ -213,8 +213,8 @@ def hourly(tmp_path_factory: pytest.TempPathFactory) -> Path:
     quantile_model(work / "ebnit.nc", work / "model", list(range(1, 7)),
                    {"train": ("2005-05-01", "2005-05-31"), "validation": ("2005-06-01", "2005-06-10"),
                     "test": ("2005-06-11", "2005-06-30")}, ["total_precipitation_sum"])
-    pd.DataFrame({"station": ["host"], "level": ["low"], "discharge": [0.01]}).to_csv(work / "thresholds.csv",
-                                                                                    index=False)
+    pd.DataFrame({"station": ["host"], "level": ["low"], "discharge [m3/s]": [0.01]}).to_csv(
+        work / "thresholds.csv", index=False)
     return work
 
 

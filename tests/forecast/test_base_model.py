@@ -53,7 +53,8 @@ def test_the_probabilistic_base_model_forecasts_quantiles_and_threshold_probabil
     bare = run_forecast(PROBABILISTIC_BASE_MODEL, ingested, "2014-09-30", out=tmp_path / "bare.nc", show_progress=False)
     assert bare.result.quantiles is not None and bare.result.exceedance is None
     table = tmp_path / "thresholds.csv"
-    table.write_text("station,level,discharge\n" + "".join(f"{station},alert,0.5\n" for station in sorted(BUNDLED)))
+    table.write_text("station,level,discharge [mm/d]\n"
+                     + "".join(f"{station},alert,0.5\n" for station in sorted(BUNDLED)))
     run = run_forecast(PROBABILISTIC_BASE_MODEL, ingested, "2014-09-30", out=tmp_path / "forecast.nc",
                        thresholds=table, show_progress=False)
     assert set(run.result.stations) == BUNDLED and run.stations_forecast == 31

@@ -255,7 +255,7 @@ def _check_thresholds_and_hindcast(tmp_path: Path, data: Path, quantiles: np.nda
     assert (p95[above_q95] <= 0.05 + 1e-6).all() and levels[-1] == 0.95
 
     table = tmp_path / "thresholds.csv"
-    table.write_text("station,level,discharge\n01022500,warning,0.5\n01022500,alarm,5\n02064000,warning,1\n")
+    table.write_text("station,level,discharge [mm/d]\n01022500,warning,0.5\n01022500,alarm,5\n02064000,warning,1\n")
     run_forecast(tmp_path / "model", data, "2014-05-31", out=tmp_path / "user.nc", thresholds=table)
     with xr.open_dataset(tmp_path / "user.nc") as forecast:
         assert sorted(forecast["threshold"].values) == ["alarm", "warning"]

@@ -11,15 +11,16 @@ import numpy as np
 import pytest
 import xarray as xr
 
+from hydroseq.cli import main
 from hydroseq.config.train import Period
-from hydroseq.errors import ConfigError
+from hydroseq.errors import ConfigError, ExitCode
 from hydroseq.export import ExportMetadata
 from hydroseq.forecast.data_window import IngestedFile
 from hydroseq.forecast.probabilistic import training_record
 from hydroseq.ingest import ingest
 from hydroseq.scoring.return_periods import FrequencyAnalysis, annual_maxima
 from hydroseq.scoring.thresholds import derived_thresholds
-from tests.fixtures import caravan_ingest_config
+from tests.fixtures import REPO_ROOT, caravan_ingest_config
 
 STATIONS = ["01022500", "01547700", "02064000"]
 TRAIN = Period(start=dt.date(1995, 10, 1), end=dt.date(2008, 9, 30))  # water years 1996-2008
@@ -72,9 +73,9 @@ def test_a_user_table_takes_precedence_and_stages_go_through_the_rating_curve(lo
                                                                               metadata: ExportMetadata,
                                                                               tmp_path: Path) -> None:
     table = tmp_path / "thresholds.csv"
-    table.write_text("station,level,discharge,stage\n01022500,action,3.5,\n01022500,flood,,2.0\n")
+    table.write_text("station,level,discharge [mm/d],stage [m]\n01022500,action,3.5,\n01022500,flood,,2.0\n")
     rating = tmp_path / "rating.csv"
-    rating.write_text("station,stage,discharge\n01022500,1.0,2.0\n01022500,2.0,6.0\n01022500,3.0,12.0\n")
+    rating.write_text("station,stage [m],discharge [mm/d]\n01022500,1.0,2.0\n01022500,2.0,6.0\n01022500,3.0,12.0\n")
     with IngestedFile(long_record, metadata) as source:
         record = training_record(source, LEVELS, table, False, rating_curve_file=rating)
         with pytest.raises(ConfigError, match="--rating-curve .* give the table too"):
@@ -94,3 +95,36 @@ def test_a_user_table_takes_precedence_and_stages_go_through_the_rating_curve(lo
                                    stats.gumbel_r.isf([0.5, 0.2], *stats.gumbel_r.fit(row[np.isfinite(row)])),
                                    rtol=1e-12)
     assert "maximum likelihood" in earlier.thresholds.source and earlier.thresholds.confidence is None
+
+
+PROBABILISTIC_BASE_MODEL = REPO_ROOT / "models" / "caravan-camels-us-daily-probabilistic"
+
+
+def test_alert_levels_in_m3s_are_read_as_m3s_and_a_table_without_units_is_refused(
+        ingested: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """An agency's alert levels in m³/s were read as mm/d ("alert 4.73 ... 100 %", exit 0); now the header names the
+    units, the forecast compares them in m³/s, and a table that names none (or has a units column) stops the
+    forecast with one line naming the file (exit 4), nothing written."""
+    table = tmp_path / "alert_levels.csv"
+    table.write_text("station,level,discharge [m3/s]\n01022500,alert,45.77\n01547700,alert,10\n")
+    command = ["forecast", "--model", str(PROBABILISTIC_BASE_MODEL), "--data", str(ingested), "--issue-time",
+               "2014-09-30", "-q"]
+    assert main([*command, "--thresholds", str(table), "--out", str(tmp_path / "forecast.nc")]) == 0
+    with xr.open_dataset(tmp_path / "forecast.nc") as forecast:
+        alert = forecast.sel(threshold="alert")
+        np.testing.assert_allclose(alert["threshold_discharge_m3s"].sel(station=["01022500", "01547700"]),
+                                   [45.77, 10.0], rtol=1e-6)  # the agency's numbers back, through the areas
+        area = alert["area_km2"].sel(station="01022500").item()
+        assert alert["threshold_discharge"].sel(station="01022500").item() == pytest.approx(45.77 * 86.4 / area,
+                                                                                           rel=1e-6)
+        assert "discharge in m3/s" in forecast["threshold"].attrs["source"]
+    capsys.readouterr()
+    for name, text in (("bare", "station,level,discharge\n01022500,alert,45.77\n"),
+                       ("units_column", "station,level,discharge,units\n01022500,alert,45.77,m3/s\n")):
+        bad = tmp_path / f"{name}.csv"
+        bad.write_text(text)
+        out = tmp_path / f"{name}_forecast.nc"
+        assert main([*command, "--thresholds", str(bad), "--out", str(out)]) == ExitCode.INPUT_DATA
+        error = capsys.readouterr().err.strip()
+        assert str(bad) in error and "units" in error and len(error.splitlines()) == 1, error
+        assert not out.exists() and not out.with_suffix(".csv").exists()

@@ -91,12 +91,13 @@ def _thresholds(data: Path, out: Path) -> Path:
     stations), none for :data:`NO_THRESHOLDS`."""
     with xr.open_dataset(data) as dataset:
         flows = dataset["streamflow"].sel(time=slice("2013-01-01", "2014-12-31")).load()
+    column = f"discharge [{flows.attrs['units']}]"  # the table names its units
     rows = []
     for station in flows["station"].values:
         series = flows.sel(station=station).values
         if station == NO_THRESHOLDS or not np.isfinite(series).any():
             continue
-        rows += [{"station": station, "level": level, "discharge": float(np.nanquantile(series, q))}
+        rows += [{"station": station, "level": level, column: float(np.nanquantile(series, q))}
                  for level, q in (("action", 0.8), ("flood", 0.97))]
     pd.DataFrame(rows).to_csv(out, index=False)
     return out

@@ -12,10 +12,13 @@ from hydroseq.errors import InputDataError
 from hydroseq.scoring import thresholds
 from hydroseq.scoring.rating_curve import read_rating_curves
 from hydroseq.scoring.return_periods import FrequencyAnalysis, fit_return_periods
+from hydroseq.scoring.table_units import TargetUnits
 from hydroseq.scoring.thresholds import StationThresholds
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "daily_caravan_camels_us"
 STATIONS = ["01022500", "01547700", "02064000"]
+AREAS = {"01022500": 619.10, "01547700": 115.04, "02064000": 427.71}  # km², as the data file has them
+MM_D = TargetUnits("mm d-1", pd.Timedelta(days=1), AREAS)  # what the forecasts are in
 
 
 def caravan(stations: list[str], first: str, end: str) -> tuple[np.ndarray, np.ndarray]:
@@ -112,36 +115,37 @@ def write(path: Path, text: str) -> Path:
 
 
 def test_read_threshold_table_keeps_station_ids_and_per_station_levels(tmp_path: Path) -> None:
-    path = write(tmp_path / "thresholds.csv", "\ufeffstation,level,discharge,note\n"
+    path = write(tmp_path / "thresholds.csv", "\ufeffstation,level,discharge [mm/d],note\n"
                  "01022500,2-year,120.5,from the agency\n"
                  "01022500,alert,80,\n"
                  "\n"
                  "02064000, 2-year ,55,\n")
-    table = thresholds.read_threshold_table(path, STATIONS)
+    table = thresholds.read_threshold_table(path, STATIONS, MM_D)
     assert table.stations == tuple(STATIONS)
     assert table.levels == ("2-year", "alert")
-    assert table.source == f"table {path}"
+    assert table.source == f"table {path} (discharge in mm/d)"
     expected = np.array([[120.5, 80.0], [np.nan, np.nan], [55.0, np.nan]])
     np.testing.assert_array_equal(table.values, expected)
 
 
 @pytest.mark.parametrize(("text", "where", "problem"), [
-    ("station,discharge\n01022500,3\n", "line 1", "missing column level"),
-    ("station,level,discharge\n01022500,2-year,3\n01022500,5-year,lots\n", "line 3", "'lots' is not a number"),
-    ("station,level,discharge\n\n01022500,2-year,-3\n", "line 3", "discharge -3 is negative"),  # a blank line counts
-    ("station,level,discharge\n01022500,2-year,nan\n", "line 2", "'nan' is not a finite number"),
-    ("station,level,discharge\n01022500,2-year,inf\n", "line 2", "'inf' is not a finite number"),
-    ("station,level,discharge\n01022500,2-year,\n", "line 2", "'' is not a number"),
-    ("station,level,discharge\n01022500,2-year,3\n01022500,2-year,4\n", "line 3",
+    ("station,discharge [mm/d]\n01022500,3\n", "line 1", "missing column level"),
+    ("station,level,discharge [mm/d]\n01022500,2-year,3\n01022500,5-year,lots\n", "line 3", "'lots' is not a number"),
+    ("station,level,discharge [mm/d]\n\n01022500,2-year,-3\n", "line 3",
+     "discharge -3 is negative"),  # a blank line counts
+    ("station,level,discharge [mm/d]\n01022500,2-year,nan\n", "line 2", "'nan' is not a finite number"),
+    ("station,level,discharge [mm/d]\n01022500,2-year,inf\n", "line 2", "'inf' is not a finite number"),
+    ("station,level,discharge [mm/d]\n01022500,2-year,\n", "line 2", "'' is not a number"),
+    ("station,level,discharge [mm/d]\n01022500,2-year,3\n01022500,2-year,4\n", "line 3",
      "station 01022500 level '2-year' is already given on line 2"),
-    ("station,level,discharge\n1022500,2-year,3\n", "line 2", "station '1022500' is not one of the 3 stations"),
-    ("station,level,discharge\n,2-year,3\n", "line 2", "station and level must not be empty"),
+    ("station,level,discharge [mm/d]\n1022500,2-year,3\n", "line 2", "station '1022500' is not one of the 3 stations"),
+    ("station,level,discharge [mm/d]\n,2-year,3\n", "line 2", "station and level must not be empty"),
 ])
 def test_read_threshold_table_errors_name_the_file_and_line(tmp_path: Path, text: str, where: str,
                                                            problem: str) -> None:
     path = write(tmp_path / "bad.csv", text)
     with pytest.raises(InputDataError) as caught:
-        thresholds.read_threshold_table(path, STATIONS)
+        thresholds.read_threshold_table(path, STATIONS, MM_D)
     message = str(caught.value)
     assert message.startswith(f"{path} ({where}): ") and problem in message
     assert "\n" not in message
@@ -149,51 +153,108 @@ def test_read_threshold_table_errors_name_the_file_and_line(tmp_path: Path, text
 
 def test_read_threshold_table_unreadable_files(tmp_path: Path) -> None:
     with pytest.raises(InputDataError, match="cannot be read"):
-        thresholds.read_threshold_table(tmp_path / "missing.csv", STATIONS)
+        thresholds.read_threshold_table(tmp_path / "missing.csv", STATIONS, MM_D)
     with pytest.raises(InputDataError, match="is empty"):
-        thresholds.read_threshold_table(write(tmp_path / "empty.csv", ""), STATIONS)
+        thresholds.read_threshold_table(write(tmp_path / "empty.csv", ""), STATIONS, MM_D)
     binary = tmp_path / "binary.csv"
-    binary.write_bytes(b"station,level,discharge\n\xff\xfe,2-year,3\n")
+    binary.write_bytes(b"station,level,discharge [mm/d]\n\xff\xfe,2-year,3\n")
     with pytest.raises(InputDataError, match="not a readable CSV"):
-        thresholds.read_threshold_table(binary, STATIONS)
+        thresholds.read_threshold_table(binary, STATIONS, MM_D)
 
 
-RATING = "station,stage,discharge\n01022500,0.5,2\n01022500,2.5,30\n01022500,1.0,5\n01022500,1.5,12\n"
-
-
-def test_a_stage_threshold_becomes_a_discharge_through_the_rating_curve(tmp_path: Path) -> None:
-    curves = read_rating_curves(write(tmp_path / "rating.csv", RATING), STATIONS)
-    path = write(tmp_path / "thresholds.csv", "station,level,discharge,stage\n01022500,action,,1.0\n"
-                 "01022500,flood,,2.0\n02064000,flood,55,\n")
-    table = thresholds.read_threshold_table(path, STATIONS, curves)
-    assert table.values[0, 0] == pytest.approx(5.0)  # a gauged pair: its discharge
-    assert 12.0 < table.values[0, 1] < 30.0  # between the pairs around it
-    assert table.values[2, 1] == 55.0
-    assert table.source == f"table {path}, stages through the rating curves of {tmp_path / 'rating.csv'}"
+def test_a_table_names_its_units_and_is_read_into_the_forecasts(tmp_path: Path) -> None:
+    """An agency's alert levels in m³/s (ft³/s, l/s) become mm/d through each station's area; mm/h over a day."""
+    path = write(tmp_path / "alert_levels.csv", "station,level,discharge [m3/s]\n01022500,alert,45.77\n"
+                 "01547700,alert,10\n")
+    table = thresholds.read_threshold_table(path, STATIONS, MM_D)
+    assert table.values[:2, 0].tolist() == pytest.approx([45.77 * 86.4 / 619.10, 10 * 86.4 / 115.04], rel=1e-12)
+    assert table.source == f"table {path} (discharge in m3/s)"
+    for units, value, expected in (("ft3/s", 1000.0, 1000.0 * 0.028316846592 * 86.4 / 619.10),
+                                   ("l/s", 45770.0, 45.77 * 86.4 / 619.10), ("mm/h", 0.5, 12.0), ("mm d-1", 6.0, 6.0)):
+        other = write(tmp_path / "other.csv", f"station,level,discharge [{units}]\n01022500,alert,{value}\n")
+        assert thresholds.read_threshold_table(other, STATIONS, MM_D).values[0, 0] == pytest.approx(expected, rel=1e-12)
+    in_m3s = TargetUnits("m3 s-1", pd.Timedelta(days=1), {})  # a forecast in m³/s: no area needed
+    assert thresholds.read_threshold_table(path, STATIONS, in_m3s).values[:2, 0].tolist() == [45.77, 10.0]
+    per_step = TargetUnits("mm", pd.Timedelta(hours=6), AREAS)  # an amount per 6-hour step
+    assert thresholds.read_threshold_table(path, STATIONS, per_step).values[0, 0] == pytest.approx(
+        45.77 * 86.4 / 619.10 / 4, rel=1e-12)
 
 
 @pytest.mark.parametrize(("text", "problem"), [
-    ("station,level,stage\n01022500,flood,3.0\n", "stage 3 is outside the rating curve's stages 0.5 to 2.5"),
-    ("station,level,stage\n01022500,flood,0.2\n", "stage 0.2 is outside the rating curve's stages 0.5 to 2.5"),
-    ("station,level,stage\n01547700,flood,1.0\n", "has no rating curve for the station"),
-    ("station,level,discharge,stage\n01022500,flood,3,1.0\n", "give a discharge or a stage, not both"),
+    ("station,level,discharge\n01022500,alert,45.77\n",
+     "the discharge column does not name its units: write them in its header, e.g. discharge [m3/s], "
+     "discharge [ft3/s] or discharge [mm/d]"),
+    ("station,level,discharge,units\n01022500,alert,10,m3/s\n",
+     "has a 'units' column, which is not read: write the units in the header of each number column instead, "
+     "e.g. discharge [m3/s] or stage [m]"),
+    ("station,level,discharge [m3s]\n01022500,alert,10\n", "discharge [m3s]: unknown units 'm3s'"),
+    ("station,level,discharge [m]\n01022500,alert,10\n", "discharge [m]: these units are not a discharge"),
+    ("station,level,discharge [m3/s],discharge [mm/d]\n01022500,alert,10,1\n",
+     "names the column discharge more than once"),
+    ("station,level,stage\n01022500,alert,1\n", "the stage column does not name its units"),
+])
+def test_a_table_without_units_is_refused_in_one_line(tmp_path: Path, text: str, problem: str) -> None:
+    path = write(tmp_path / "alert_levels.csv", text)
+    with pytest.raises(InputDataError) as caught:
+        thresholds.read_threshold_table(path, STATIONS, MM_D)
+    message = str(caught.value)
+    assert message.startswith(f"{path} (line 1): {problem}") and "\n" not in message
+
+
+def test_a_discharge_in_m3s_needs_the_stations_area(tmp_path: Path) -> None:
+    path = write(tmp_path / "alert_levels.csv", "station,level,discharge [m3/s]\n01022500,alert,45.77\n")
+    no_area = TargetUnits("mm d-1", pd.Timedelta(days=1), {"01022500": float("nan")})
+    with pytest.raises(InputDataError) as caught:
+        thresholds.read_threshold_table(path, STATIONS, no_area)
+    assert str(caught.value) == (f"{path} (line 2): station 01022500: a discharge in m3/s is compared with forecasts "
+                                 "in mm d-1 through the catchment area, and the data file has no area_km2 for the "
+                                 "station")
+
+
+RATING = "station,stage [m],discharge [mm/d]\n01022500,0.5,2\n01022500,2.5,30\n01022500,1.0,5\n01022500,1.5,12\n"
+
+
+def test_a_stage_threshold_becomes_a_discharge_through_the_rating_curve(tmp_path: Path) -> None:
+    curves = read_rating_curves(write(tmp_path / "rating.csv", RATING), STATIONS, MM_D)
+    path = write(tmp_path / "thresholds.csv", "station,level,discharge [mm/d],stage [m]\n01022500,action,,1.0\n"
+                 "01022500,flood,,2.0\n02064000,flood,55,\n")
+    table = thresholds.read_threshold_table(path, STATIONS, MM_D, curves)
+    assert table.values[0, 0] == pytest.approx(5.0)  # a gauged pair: its discharge
+    assert 12.0 < table.values[0, 1] < 30.0  # between the pairs around it
+    assert table.values[2, 1] == 55.0
+    assert table.source == (f"table {path} (discharge in mm/d, stage in m), stages through the rating curves "
+                            f"of {tmp_path / 'rating.csv'}")
+
+
+@pytest.mark.parametrize(("text", "problem"), [
+    ("station,level,stage [m]\n01022500,flood,3.0\n", "stage 3 is outside the rating curve's stages 0.5 to 2.5"),
+    ("station,level,stage [m]\n01022500,flood,0.2\n", "stage 0.2 is outside the rating curve's stages 0.5 to 2.5"),
+    ("station,level,stage [m]\n01547700,flood,1.0\n", "has no rating curve for the station"),
+    ("station,level,discharge [mm/d],stage [m]\n01022500,flood,3,1.0\n", "give a discharge or a stage, not both"),
 ])
 def test_stage_thresholds_outside_or_without_a_curve_are_refused(tmp_path: Path, text: str, problem: str) -> None:
-    curves = read_rating_curves(write(tmp_path / "rating.csv", RATING), STATIONS)
+    curves = read_rating_curves(write(tmp_path / "rating.csv", RATING), STATIONS, MM_D)
     path = write(tmp_path / "thresholds.csv", text)
     with pytest.raises(InputDataError) as caught:
-        thresholds.read_threshold_table(path, STATIONS, curves)
+        thresholds.read_threshold_table(path, STATIONS, MM_D, curves)
     assert str(caught.value).startswith(f"{path} (line 2): ") and problem in str(caught.value)
     with pytest.raises(InputDataError, match="a rating curve table must turn it into a discharge"):
-        thresholds.read_threshold_table(write(tmp_path / "stage.csv", "station,level,stage\n01022500,f,1\n"),
-                                        STATIONS)
+        thresholds.read_threshold_table(write(tmp_path / "stage.csv", "station,level,stage [m]\n01022500,f,1\n"),
+                                        STATIONS, MM_D)
+
+
+def test_a_stage_in_feet_reads_a_rating_curve_in_metres(tmp_path: Path) -> None:
+    curves = read_rating_curves(write(tmp_path / "rating.csv", RATING), STATIONS, MM_D)
+    path = write(tmp_path / "thresholds.csv", "station,level,stage [ft]\n01022500,action,3.2808398950131\n")
+    assert thresholds.read_threshold_table(path, STATIONS, MM_D, curves).values[0, 0] == pytest.approx(5.0)  # 1 m
 
 
 def test_a_user_table_takes_precedence_over_the_derived_thresholds(tmp_path: Path) -> None:
     values, times = caravan(STATIONS, "1989-10-01", "1999-10-01")
-    table = write(tmp_path / "thresholds.csv", "station,level,discharge\n01022500,flood,40\n")
-    chosen = thresholds.station_thresholds(values, times, STATIONS, table)
-    assert chosen.levels == ("flood",) and chosen.source == f"table {table}"  # no 2-year flow beside it
+    table = write(tmp_path / "thresholds.csv", "station,level,discharge [mm/d]\n01022500,flood,40\n")
+    chosen = thresholds.station_thresholds(values, times, STATIONS, table, units=MM_D)
+    assert chosen.levels == ("flood",)  # no 2-year flow beside it
+    assert chosen.source == f"table {table} (discharge in mm/d)"
     assert chosen.values[0, 0] == 40.0 and np.isnan(chosen.values[1:]).all()  # not filled from the derived ones
     derived = thresholds.station_thresholds(values, times, STATIONS, analysis=FrequencyAnalysis(bootstrap_samples=0))
     assert derived.levels == ("2-year", "5-year", "q95", "q99") and np.isfinite(derived.values).all()
