@@ -12,6 +12,10 @@ tails:
 - above the highest quantile ``q_-1`` F rises to 1 along the last segment's slope, reaching 1 at
   ``q_-1 + (q_-1 - q_-2) * (1 - level_-1) / (level_-1 - level_-2)``.
 
+The probability of exceeding a threshold (:func:`exceedance_probability`) takes other tails beyond the
+outermost quantiles: exponential ones that stay within the mass the quantiles leave there and never reach
+0 or 1, so that a threshold beyond them is never "certain" or "impossible" by extrapolation alone.
+
 Equal quantile values (ties) make a jump of F: a point mass, e.g. on zero flow. F is
 right-continuous there (F at the tied value is the highest tied level), which needs no division by
 a zero width. A NaN among a forecast's values, or in the point asked for, gives NaN.
@@ -111,12 +115,29 @@ def cdf_at(values: ArrayLike, levels: ArrayLike, x: ArrayLike) -> NDArray[np.flo
 
 
 def exceedance_probability(values: ArrayLike, levels: ArrayLike, threshold: ArrayLike) -> NDArray[np.float64]:
-    """``P(X > threshold) = 1 - F(threshold)`` of each forecast (see :func:`cdf_at`).
+    """``P(X > threshold)`` of each forecast: ``1 - F(threshold)`` between the outermost quantiles (:func:`cdf_at`),
+    and tails beyond them that keep to the mass the quantiles leave there without inventing certainty.
+
+    Above the highest quantile ``q_-1`` (level ``p_-1``, e.g. 0.95) the probability is at most ``1 - p_-1`` (5 %)
+    and decays exponentially, ``(1 - p_-1) · exp(-(x - q_-1) / s)``, with ``s`` the length of :func:`cdf_at`'s
+    linear tail (the density at ``q_-1`` is the last segment's): it never reaches 0, where the linear tail gives
+    exactly 0 from ``q_-1 + s`` on. Below the lowest quantile ``q_0`` (level ``p_0``, e.g. 0.05) it is at least
+    ``1 - p_0`` (95 %) and rises towards 1 as ``1 - p_0 · exp(-(q_0 - x) / s_0)``, never reaching it. A tail whose
+    segment has no width (tied quantiles: a point mass) gives 0 above it (1 below), as the forecast says.
 
     ``threshold`` broadcasts with ``values.shape[:-1]``, e.g. ``[S, 1]`` per-station flood
     thresholds against ``[S, T, Q]`` forecasts. NaN where the threshold or the forecast is NaN.
     """
-    return 1.0 - cdf_at(values, levels, threshold)
+    v, p = _checked_values(values, levels)
+    x = np.asarray(threshold, dtype=np.float64)
+    inside = 1.0 - cdf_at(v, p, x)
+    lowest, highest = v[..., 0], v[..., -1]
+    low_scale = (v[..., 1] - lowest) * p[0] / (p[1] - p[0])
+    high_scale = (highest - v[..., -2]) * (1.0 - p[-1]) / (p[-1] - p[-2])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        above = (1.0 - p[-1]) * np.exp(-np.maximum(x - highest, 0.0) / high_scale)
+        below = 1.0 - p[0] * np.exp(-np.maximum(lowest - x, 0.0) / low_scale)
+    return np.where(x > highest, above, np.where(x < lowest, below, inside))
 
 
 def pit(values: ArrayLike, levels: ArrayLike, obs: ArrayLike) -> NDArray[np.float64]:

@@ -83,8 +83,28 @@ def test_cdf_is_monotone_in_x_and_exceedance_in_unit_interval(values: np.ndarray
     cdf = quantiles.cdf_at(values, DEFAULT_QUANTILES, x)
     assert np.all(np.diff(cdf) >= -1e-12)
     exceedance = quantiles.exceedance_probability(values, DEFAULT_QUANTILES, x)
-    assert np.all((exceedance >= 0.0) & (exceedance <= 1.0))
-    assert exceedance == pytest.approx(1.0 - cdf)
+    assert np.all((exceedance >= 0.0) & (exceedance <= 1.0)) and np.all(np.diff(exceedance) <= 1e-12)
+    inside = (x >= values[0]) & (x <= values[-1])
+    assert exceedance[inside] == pytest.approx(1.0 - cdf[inside])
+    assert np.all(exceedance[x > values[-1]] <= 0.05 + 1e-12) and np.all(exceedance[x < values[0]] >= 0.95 - 1e-12)
+
+
+def test_exceedance_tails_stay_within_the_quantiles_tail_mass_and_never_reach_0_or_100_percent() -> None:
+    """Beyond the outermost quantiles the linear tails said 0 and 1 (a threshold at 8, one segment above the 95 %
+    quantile 7, was "impossible"; one at 0.5, "certain"); the exceedance tails decay from 5 % (rise from 95 %)
+    along the outer segments' density and reach neither."""
+    x = np.array([0.0, 0.5, 1.0, 7.0, 7.5, 8.0, 9.0, 20.0])
+    exceedance = quantiles.exceedance_probability(VALUES, DEFAULT_QUANTILES, x)
+    scale = 1.0  # each outer segment is 1 wide with 0.05 of mass: the linear tail's length, 1
+    assert exceedance == pytest.approx([1 - 0.05 * np.exp(-1.0 / scale), 1 - 0.05 * np.exp(-0.5 / scale), 0.95,
+                                        0.05, 0.05 * np.exp(-0.5), 0.05 * np.exp(-1.0), 0.05 * np.exp(-2.0),
+                                        0.05 * np.exp(-13.0)], rel=1e-12)
+    assert np.all((exceedance > 0.0) & (exceedance < 1.0))
+    assert exceedance[5] == pytest.approx(0.0184, abs=1e-4)  # where the linear tail said 0
+    assert quantiles.cdf_at(VALUES, DEFAULT_QUANTILES, 8.0) == pytest.approx(1.0)  # PIT keeps the linear tails
+    # a tied top (a point mass) is exceeded by nothing above it, as the forecast says
+    assert quantiles.exceedance_probability(np.full(7, 3.0), DEFAULT_QUANTILES, [2.0, 3.5]).tolist() == [1.0, 0.0]
+    assert np.isnan(quantiles.exceedance_probability(VALUES, DEFAULT_QUANTILES, np.nan))
 
 
 @settings(max_examples=100, deadline=None)
