@@ -75,13 +75,27 @@ def model_text(attributes: Mapping[str, str]) -> str:
     return ", ".join(parts)
 
 
+def percent_shown(probability: float) -> int:
+    """The whole percent :func:`percent` writes for ``probability`` (0.0479: 5); what the page compares too, so that
+    a count "at 5 % or more" and a table's "5 %" agree. Not for NaN."""
+    return int(f"{probability * 100:.0f}")
+
+
+def at_least(probability: float, lowest: float) -> bool:
+    """``probability`` as the page shows it is ``lowest`` (a probability: 0.05) or more; False when unknown."""
+    return bool(np.isfinite(probability)) and percent_shown(probability) >= round(lowest * 100)
+
+
 def percent(probability: float) -> str:
-    """``37 %``; ``under 1 %`` above zero; ``-`` when unknown."""
+    """``37 %``; ``under 1 %`` above zero, ``over 99 %`` below one (only a certain forecast shows 0 % or 100 %);
+    ``-`` when unknown."""
     if not np.isfinite(probability):
         return "-"
     if 0 < probability < 0.005:
         return "under 1 %"
-    return f"{probability * 100:.0f} %"
+    if 0.995 <= probability < 1:
+        return "over 99 %"
+    return f"{percent_shown(probability)} %"
 
 
 def quantity(value: float, unit: str) -> str:

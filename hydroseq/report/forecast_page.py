@@ -11,6 +11,7 @@ from hydroseq.forecast.result import ForecastResult, lead_text
 from hydroseq.report.charts import hydrograph, station_map, web_mercator
 from hydroseq.report.content import Page, TableColumn, model_text, percent, quantity
 from hydroseq.report.inputs import Observations
+from hydroseq.report.outlook import outlook, threshold_heading, thresholds_note
 from hydroseq.report.series import forecast_page_series
 from hydroseq.report.stations import RISK_CLASSES, STATES, StationRow, peak_legend, station_rows
 from hydroseq.report.timeaxis import TimeAxis, age_text, utc_text
@@ -28,6 +29,7 @@ def forecast_page(result: ForecastResult, axis: TimeAxis, observations: Observat
     rows = station_rows(result, discharge, observations)
     probabilistic = result.exceedance is not None
     levels = result.thresholds.labels if result.thresholds is not None else ()  # what a person reads
+    flood = result.thresholds.flood if result.thresholds is not None else ()
     issue_day = axis.text(issue)
     offset = axis.utc_offset(issue)
     title = f"Streamflow forecast issued {utc_text(issue)}"
@@ -55,32 +57,16 @@ def forecast_page(result: ForecastResult, axis: TimeAxis, observations: Observat
     data["map"] = _map_columns(rows)
     charts = {"map": station_map(), "hydrograph": hydrograph(axis.boundary_ms(issue), f"local time ({offset})")}
     first_lead, last_lead = (data["leadText"][k].removeprefix("lead ") for k in (0, -1))
-    map_title = (f"Highest probability of exceeding a threshold, leads {first_lead} to {last_lead}"
+    map_title = (f"Highest probability of exceeding a flood threshold, leads {first_lead} to {last_lead}"
                  if probabilistic else f"Forecast peak as a depth rate, leads {first_lead} to {last_lead}")
     legend = ([(colour, text) for _, text, colour in RISK_CLASSES] if probabilistic
               else [(colour, text) for text, colour, _ in peak_legend(discharge.depth_unit)])
     return Page(kind="forecast", title=title, map_title=map_title, header=header,
-                headline=f"Outlook: {_outlook(rows, probabilistic, discharge.depth_unit)}", notes=notes,
+                headline=f"Outlook: {outlook(rows, probabilistic, discharge.depth_unit)}", notes=notes,
                 data=data, charts=charts,
                 legend=legend, states=[(marker, text) for marker, text in STATES.values()],
-                columns=_columns(levels, probabilistic, discharge.depth_unit),
+                columns=_columns(levels, flood, probabilistic, discharge.depth_unit),
                 rows=[_table_row(row, levels, axis, discharge) for row in rows])
-
-
-def _outlook(rows: list[StationRow], probabilistic: bool, depth_unit: str) -> str:
-    """The page's answer in one line: how many stations may exceed a threshold, and the likeliest three of
-    those at 5 % or more (a deterministic model: the three highest peaks as a depth rate)."""
-    if probabilistic:
-        ranked = sorted((row for row in rows if np.isfinite(row.highest_probability)),
-                        key=lambda row: -row.highest_probability)
-        likely = sum(1 for row in ranked if row.highest_probability >= 0.5)
-        worth_naming = [row for row in ranked if row.highest_probability >= RISK_CLASSES[-2][0]][:3]
-        top = ", ".join(f"{row.name or row.station} {percent(row.highest_probability)}" for row in worth_naming)
-        return (f"{likely} of {len(rows)} stations at 50 % or more of exceeding a threshold in the lead window; "
-                + (f"likeliest: {top}" if top else f"none at {percent(RISK_CLASSES[-2][0])} or more"))
-    ranked = sorted((row for row in rows if np.isfinite(row.peak_depth)), key=lambda row: -row.peak_depth)
-    top = ", ".join(f"{row.name or row.station} {row.peak_depth:.3g} {depth_unit}" for row in ranked[:3])
-    return f"no threshold probabilities (deterministic model); highest forecast peaks: {top or 'none'}"
 
 
 def _newest_text(rows: list[StationRow], axis: TimeAxis, issue: np.datetime64) -> str:
@@ -109,8 +95,7 @@ def _notes(result: ForecastResult, rows: list[StationRow], observations: Observa
     elif result.quantiles is None:
         notes.append("This ensemble has no quantiles: the hydrograph draws each member.")
     if result.thresholds is not None:
-        notes.append(f"Thresholds: {result.thresholds.source}. A probability is the model's chance that the flow "
-                     "of a lead exceeds the threshold, the highest over the leads.")
+        notes.append(thresholds_note(result.thresholds.source, result.thresholds.labels, result.thresholds.flood))
     if observations is None:
         notes.append("No data file was given (--data): the hydrographs show the forecast without observations.")
     if previous is not None:
@@ -131,7 +116,7 @@ def _map_columns(rows: list[StationRow]) -> dict[str, list]:
     for row in rows:
         text = row.note or STATES[row.state][1]
         if row.probabilities:
-            text = f"{percent(row.highest_probability)} highest probability; {text}"
+            text = f"flood: {percent(row.highest_probability)} highest probability; {text}"
         elif np.isfinite(row.peak):
             text = f"peak {quantity(row.peak, row.unit)}; {text}"
         summary.append(text)
@@ -142,14 +127,16 @@ def _map_columns(rows: list[StationRow]) -> dict[str, list]:
             "summary": summary}
 
 
-def _columns(levels: tuple[str, ...], probabilistic: bool, depth_unit: str) -> list[TableColumn]:
+def _columns(levels: tuple[str, ...], flood: tuple[bool, ...], probabilistic: bool,
+             depth_unit: str) -> list[TableColumn]:
     columns = [TableColumn("name", "station", "text"), TableColumn("station", "id", "text"),
                TableColumn("area", "area (km²)", "number"), TableColumn("newest", "newest observation", "text"),
                TableColumn("age", "its age", "number"), TableColumn("peak", "forecast peak", "number"),
                TableColumn("peak_depth", f"peak ({depth_unit})", "number")]
     if probabilistic:
-        columns.append(TableColumn("risk", "highest probability", "number"))
-        columns += [TableColumn(f"p_{k}", f"P > {level}", "number") for k, level in enumerate(levels)]
+        columns.append(TableColumn("risk", "highest flood probability", "number"))
+        columns += [TableColumn(f"p_{k}", threshold_heading(level, is_flood), "number")
+                    for k, (level, is_flood) in enumerate(zip(levels, flood, strict=True))]
     return [*columns, TableColumn("state", "state", "text")]
 
 

@@ -1,10 +1,13 @@
 """One row per station of the forecast page: its state, newest observation, forecast peak and flood probabilities.
 
 The map colours a station by its highest probability of exceeding a flood threshold over the lead window
-(:data:`RISK_CLASSES`, ColorBrewer's colour-blind-safe YlOrRd); its marker's shape says whether it was
-forecast from an up-to-date gauge, a stale one, no gauge, or not at all (:data:`STATES`). A model without a
-predictive distribution has no probabilities: its stations are coloured by the forecast peak as a depth
-rate (:data:`PEAK_CLASSES`, mm/d or the target's depth unit), which compares basins of any size.
+(:data:`RISK_CLASSES`, ColorBrewer's colour-blind-safe YlOrRd): a return-period flow or an agency's level, not
+a high flow such as the flow exceeded 5 % of the time (``q95``: exceeded every year; its own columns, see
+:attr:`hydroseq.scoring.thresholds.StationThresholds.flood`). A probability falls in the class of the percent the
+page shows for it. Its marker's shape says whether it was forecast from an up-to-date gauge, a stale one, no
+gauge, or not at all (:data:`STATES`). A model without a predictive distribution has no probabilities: its
+stations are coloured by the forecast peak as a depth rate (:data:`PEAK_CLASSES`, mm/d or the target's depth
+unit), which compares basins of any size.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hydroseq.forecast.result import ForecastResult
+from hydroseq.report.content import at_least
 from hydroseq.report.inputs import Observations
 from hydroseq.report.units import Discharge
 
@@ -50,12 +54,22 @@ class StationRow:
     probabilities: tuple[float, ...]  # per threshold, the highest over the leads
     colour: str
     colour_class: str
+    flood: tuple[bool, ...] = ()  # per threshold: a flood threshold (else a high flow)
 
     @property
     def highest_probability(self) -> float:
-        """The highest probability of exceeding any threshold at any lead (NaN: none known)."""
-        finite = [p for p in self.probabilities if np.isfinite(p)]
-        return max(finite) if finite else float("nan")
+        """The highest probability of exceeding a flood threshold at any lead (NaN: none known)."""
+        return _highest(self.probabilities, self.flood, True)
+
+    @property
+    def high_flow_probability(self) -> float:
+        """The highest probability of exceeding a high flow (``q95``, ``q99``) at any lead (NaN: none known)."""
+        return _highest(self.probabilities, self.flood, False)
+
+
+def _highest(probabilities: tuple[float, ...], flood: tuple[bool, ...], kind: bool) -> float:
+    finite = [p for p, is_flood in zip(probabilities, flood, strict=True) if is_flood is kind and np.isfinite(p)]
+    return max(finite) if finite else float("nan")
 
 
 def station_rows(result: ForecastResult, discharge: Discharge, observations: Observations | None) -> list[StationRow]:
@@ -63,6 +77,7 @@ def station_rows(result: ForecastResult, discharge: Discharge, observations: Obs
     issue = result.issue_times[0]
     newest, _ = observations.newest(issue) if observations is not None else (None, None)
     depth = discharge.depth_rates(result.values[0])  # [station, lead] as a depth rate, or None
+    flood = result.thresholds.flood if result.thresholds is not None else ()
     rows = []
     for s, station in enumerate(result.stations):
         state, note = _state(result, s, observations)
@@ -82,7 +97,8 @@ def station_rows(result: ForecastResult, discharge: Discharge, observations: Obs
             newest_time = (issue - np.timedelta64(int(age * 3600), "s")).astype("datetime64[ns]") if np.isfinite(
                 age) else np.datetime64("NaT", "ns")
         peak_depth = float(np.nanmax(depth[s])) if depth is not None and np.isfinite(depth[s]).any() else np.nan
-        colour, colour_class = _colour(probabilities, peak_depth, result.exceedance is not None, discharge.depth_unit)
+        colour, colour_class = _colour(_highest(probabilities, flood[:len(probabilities)], True), peak_depth,
+                                       result.exceedance is not None, discharge.depth_unit)
         rows.append(StationRow(
             index=s, station=station, name=result.station_names[s] if result.station_names is not None else "",
             area_km2=_at(result.area_km2, s), lat=_at(result.lats, s), lon=_at(result.lons, s), state=state,
@@ -90,7 +106,7 @@ def station_rows(result: ForecastResult, discharge: Discharge, observations: Obs
             peak=float(values[peak_lead]) if peak_lead >= 0 else float("nan"),
             peak_lead=int(result.leads[peak_lead]) if peak_lead >= 0 else -1, unit=discharge.unit_of(s),
             peak_depth=peak_depth,
-            probabilities=probabilities, colour=colour, colour_class=colour_class))
+            probabilities=probabilities, colour=colour, colour_class=colour_class, flood=flood[:len(probabilities)]))
     return rows
 
 
@@ -107,15 +123,12 @@ def _state(result: ForecastResult, s: int, observations: Observations | None) ->
     return "forecast", ""
 
 
-def _colour(probabilities: tuple[float, ...], peak_depth: float, probabilistic: bool,
-            depth_unit: str) -> tuple[str, str]:
-    """The marker colour and the legend class it stands for."""
+def _colour(highest: float, peak_depth: float, probabilistic: bool, depth_unit: str) -> tuple[str, str]:
+    """The marker colour and the legend class it stands for (``highest``: the flood probability)."""
     if probabilistic:
-        finite = [p for p in probabilities if np.isfinite(p)]
-        if not finite:
-            return NO_VALUE_COLOUR, "no threshold"
-        highest = max(finite)
-        return next((colour, text) for lowest, text, colour in RISK_CLASSES if highest >= lowest)
+        if not np.isfinite(highest):
+            return NO_VALUE_COLOUR, "no flood threshold"
+        return next((colour, text) for lowest, text, colour in RISK_CLASSES if at_least(highest, lowest))
     if not np.isfinite(peak_depth):
         return NO_VALUE_COLOUR, "no forecast"
     return next((colour, text) for text, colour, lowest in peak_legend(depth_unit) if peak_depth >= lowest)

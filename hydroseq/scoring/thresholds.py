@@ -11,6 +11,7 @@ over them entirely (:func:`station_thresholds`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +27,7 @@ from hydroseq.scoring.station_tables import known_station, table_number, table_r
 from hydroseq.scoring.table_units import TargetUnits, column_units, length_factor, to_target
 
 TABLE_COLUMNS = ("station", "level", "discharge")  # "discharge [m3/s]" (units in the header), or "stage [m]"
+_PERCENTILE_LEVEL = re.compile(r"q\d+(\.\d+)?")  # a derived percentile's level id: q95, q99.5
 _NOT_GIVEN: NDArray[Any] = np.empty((0, 0))  # an interval or years not given: NaN and 0 of the thresholds' shape
 
 
@@ -91,6 +93,13 @@ class StationThresholds:
     def label(self, level: str) -> str:
         """What a person reads for the level id ``level``."""
         return self.labels[self.levels.index(level)]
+
+    @property
+    def flood(self) -> tuple[bool, ...]:
+        """Per level: a flood threshold (a table's level, a return-period flow), not a high flow (a derived
+        percentile such as ``q95``, exceeded on 5 % of the days whatever the year): what a flood outlook counts."""
+        table = self.source.startswith("table ")
+        return tuple(table or _PERCENTILE_LEVEL.fullmatch(level) is None for level in self.levels)
 
     def for_stations(self, station_ids: Sequence[str]) -> StationThresholds:
         """The thresholds of ``station_ids`` in that order; a station not held here gets NaN."""
