@@ -11,6 +11,7 @@ import pandas as pd
 import xarray as xr
 
 import hydroseq.ingest.plausibility as plausibility
+import hydroseq.ingest.units as units
 from hydroseq.config.forecast_source import ForecastSourceConfig, ForecastVariableSpec, expected_step_hours
 from hydroseq.config.units import same_units
 from hydroseq.errors import InputDataError
@@ -22,6 +23,7 @@ UNIT_ALIASES = {"kg m**-2": "kg m-2", "kg m^-2": "kg m-2", "kg m**-2 s**-1": "kg
                 "kelvin": "K", "celsius": "degC", "degrees_celsius": "degC", "deg_c": "degC", "c": "degC",
                 "fahrenheit": "degF", "metre": "m", "meter": "m", "millimetre": "mm", "millimeter": "mm"}
 STEP_TYPES = {"sum": ("accum",), "mean": ("instant", "avg")}
+RAIN_ENVELOPE_MM, RAIN_ENVELOPE_EXPONENT = 422.0, 0.475  # the world's greatest point rainfalls: 422 D^0.475 mm
 
 
 def check_valid_time(source: ForecastSourceConfig, path: Path, ds: xr.Dataset, references: np.ndarray,
@@ -103,19 +105,75 @@ def check_covered(source: ForecastSourceConfig, path: Path, values: np.ndarray, 
                              f"{station.id} at ({station.lat}, {station.lon}): its cells are masked or missing", where)
 
 
-def check_plausible(path: Path, values: np.ndarray, references: np.ndarray, name: str,
-                     spec: ForecastVariableSpec) -> None:
-    """Per-step values finite and within the variable's ``valid_min .. valid_max`` (source units)."""
-    low, high = plausibility.bounds(spec)
+def largest_rain_mm(hours: np.ndarray) -> np.ndarray:
+    """The most rain a point on Earth has had in ``hours`` (mm): the envelope of the world's greatest observed
+    point rainfalls, ``422 D^0.475`` mm in ``D`` hours (Jennings 1950; the WMO's PMP manual, 2009), within the
+    default bound of a water amount. A forecast field (a cell's mean) stays below it."""
+    return np.minimum(RAIN_ENVELOPE_MM * np.power(np.maximum(hours, 0.0), RAIN_ENVELOPE_EXPONENT),
+                      plausibility.DEFAULT_BOUNDS["depth"][1])
+
+
+def check_accumulated(path: Path, values: np.ndarray, references: np.ndarray, ends: np.ndarray, name: str,
+                      spec: ForecastVariableSpec, stations: list[Station], members: int, tolerance_mm: float) -> None:
+    """An amount accumulated since the reference time (``values``: ``(reference, step, column)`` as the file gives
+    it, ``ends`` each step's end in ns) no larger than :func:`largest_rain_mm` over the time since the reference
+    (nothing at step 0), ``tolerance_mm`` allowed for the packing; not checked where the config sets
+    ``valid_max``. A total that is too large from some step on would otherwise pass as amounts of 0 per step."""
+    if spec.accumulation != "since_reference" or spec.valid_max is not None or spec.kind != "depth":
+        return
+    hours = ends / 3.6e12
+    per_mm = units.from_canonical_rate(1.0, spec)
+    largest = (largest_rain_mm(hours) + tolerance_mm) * per_mm
     with np.errstate(invalid="ignore"):
-        bad = np.isinf(values) | (values < low) | (values > high)
+        bad = values > largest[None, :, None]
     if bad.any():
-        position = np.unravel_index(int(np.argmax(bad)), bad.shape)
-        value = float(values[position])
-        kind = "per-step " if spec.accumulation == "since_reference" else ""
-        raise InputDataError(path, f"variable {name} ({spec.source}): {kind}value {value:g} {spec.units} at step "
-                             f"{int(position[1]) + 1} is not finite or outside {low:g} .. {high:g} (set "
-                             "valid_min/valid_max of the variable)", f"reference time {_when(references[position[0]])}")
+        row, step, column = np.unravel_index(int(np.argmax(bad)), bad.shape)
+        value, where = float(values[row, step, column]), _column(stations, members, int(column))
+        why = (f"more rain than ever observed in {hours[step]:g} h" if hours[step] > 0
+               else "where nothing has accumulated yet")
+        raise InputDataError(path, f"variable {name} ({spec.source}): {value:g} {spec.units} accumulated by step "
+                             f"{hours[step]:g}h ({where}) is above {largest[step]:.3g} {spec.units}, {why} (set "
+                             "valid_max of the variable)", f"reference time {_when(references[row])}")
+
+
+def check_plausible(path: Path, values: np.ndarray, references: np.ndarray, ends: np.ndarray, name: str,
+                    spec: ForecastVariableSpec, stations: list[Station], members: int) -> None:
+    """Per-step values (``(reference, step, column)`` for the steps ``ends`` > 0, in ns) finite and within the
+    variable's ``valid_min .. valid_max`` (source units); a water amount summed over the steps, without a
+    ``valid_max``, at most :func:`largest_rain_mm` over each step's length."""
+    low, high = plausibility.bounds(spec)
+    kept = ends[ends > 0] / 3.6e12
+    starts = np.concatenate([[0.0], kept[:-1]])
+    highs = np.full(len(kept), high)
+    envelope = spec.kind == "depth" and spec.aggregation == "sum" and spec.valid_max is None
+    if envelope:
+        highs = np.minimum(highs, largest_rain_mm(kept - starts) * units.from_canonical_rate(1.0, spec))
+    with np.errstate(invalid="ignore"):
+        bad = np.isinf(values) | (values < low) | (values > highs[None, :, None])
+    if not bad.any():
+        return
+    row, step, column = np.unravel_index(int(np.argmax(bad)), bad.shape)
+    value = float(values[row, step, column])
+    kind = "per-step value" if spec.accumulation == "since_reference" else "value"
+    unit = "" if spec.kind == "other" else f" {spec.units}"
+    if not np.isfinite(value):
+        why = "is not finite"
+    elif value < low:
+        why = f"is below valid_min {low:g}{unit} (set valid_min of the variable)"
+    elif envelope and highs[step] < high:
+        why = (f"is above {highs[step]:.3g}{unit}, more rain than ever observed in {kept[step] - starts[step]:g} h "
+               "(set valid_max of the variable)")
+    else:
+        why = f"is above valid_max {high:g}{unit} (set valid_max of the variable)"
+    raise InputDataError(path, f"variable {name} ({spec.source}): {kind} {value:g}{unit} over step "
+                         f"({starts[step]:g}h, {kept[step]:g}h] ({_column(stations, members, int(column))}) {why}",
+                         f"reference time {_when(references[row])}")
+
+
+def _column(stations: list[Station], members: int, column: int) -> str:
+    """The station (and member) of a column of the station-major ``(station, member)`` columns."""
+    station = stations[column // members].id if column // members < len(stations) else f"column {column}"
+    return f"station {station}" + (f", member {column % members}" if members > 1 else "")
 
 
 def _when(stamp: np.datetime64) -> str:

@@ -140,8 +140,10 @@ def _products(source: ForecastSourceConfig, path: Path, ds: xr.Dataset, stations
             at_stations = np.stack(extracted, axis=-1)
         forecast_checks.check_covered(source, path, at_stations, stations, name, first)
         columns = np.swapaxes(at_stations, 2, 3).reshape(*at_stations.shape[:2], -1)  # station-major
+        forecast_checks.check_accumulated(path, columns, references, steps, name, spec, stations, members,
+                                          PACKING_TOLERANCE_MM)
         per_step[name] = _to_per_step(columns, steps, spec)
-        forecast_checks.check_plausible(path, per_step[name], references, name, spec)
+        forecast_checks.check_plausible(path, per_step[name], references, steps, name, spec, stations, members)
         per_step[name] = units.to_canonical(per_step[name], spec, None)
     keep = steps > 0
     return [Product(path, np.datetime64(reference, "ns"), steps[keep],

@@ -37,8 +37,8 @@ def rewrite(path: Path, keep: Callable[[Message], bool] = lambda _: True,
     tmp = path.with_suffix(".tmp")
     with path.open("rb") as source, tmp.open("wb") as target:
         while (gid := eccodes.codes_grib_new_from_file(source)) is not None:
-            keys: Message = {key: eccodes.codes_get(gid, key) for key in
-                             ("shortName", "step", "number", "dataDate", "dataTime", "dataType")}
+            keys: Message = {key: eccodes.codes_get(gid, key) if eccodes.codes_is_defined(gid, key) else None
+                             for key in ("shortName", "step", "number", "dataDate", "dataTime", "dataType")}
             if not keep(keys):
                 dropped += 1
             else:

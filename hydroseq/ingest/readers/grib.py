@@ -20,8 +20,9 @@ tables, discipline, parameter, template, surfaces, statistical processing, ...),
 once per combination of those keys in a process and reused (GRIB1 messages: every time). A message then
 costs about 0.5 ms, most of it ecCodes making its handle.
 
-Checks, each an :class:`~hydroseq.errors.InputDataError` naming the file: a message ecCodes cannot
-read to its end (a truncated or corrupt file), a grid that is not regular latitude/longitude or
+Checks, each an :class:`~hydroseq.errors.InputDataError` naming the file: a message whose lengths do not fit
+(:mod:`~hydroseq.ingest.readers.grib_structure`, before ecCodes reads any), or that ecCodes cannot read (a
+truncated or corrupt file), a grid that is not regular latitude/longitude or
 differs between messages, a message that appears twice, a file with no message of a parameter the
 config names, and a field absent for some member or step that the others have (a lost message).
 """
@@ -39,6 +40,7 @@ import pandas as pd
 import xarray as xr
 
 from hydroseq.errors import InputDataError
+from hydroseq.ingest.readers.grib_structure import check_messages
 
 TIME_ATTRS = {"units": "seconds since 1970-01-01T00:00:00", "calendar": "proleptic_gregorian"}
 ENSEMBLE_TYPES = ("cf", "pf")  # control and perturbed forecasts
@@ -117,8 +119,8 @@ def open_grib_run(path: Path, parameters: list[str], member_dim: str = "number")
         for dim in ("time", member_dim, "step"):
             if dim in first.coords and not np.array_equal(np.atleast_1d(array[dim].values),
                                                           np.atleast_1d(first[dim].values)):
-                raise InputDataError(path, f"the parameters have different {dim} values: {parameters[0]} "
-                                     f"{_listed(first[dim].values)}, {parameter} {_listed(array[dim].values)}")
+                raise InputDataError(path, f"the parameters have different {dim} values: {parameters[0]} has "
+                                     f"{_listed(first[dim].values)}; {parameter} has {_listed(array[dim].values)}")
     latitudes, longitudes = _axes(grid)
     dataset = xr.Dataset({name: array for name, array in arrays.items()})
     dataset = dataset.assign_coords(latitude=("latitude", latitudes), longitude=("longitude", longitudes))
@@ -135,6 +137,7 @@ def _messages(path: Path, wanted: set[str], found: set[str] | None = None) -> It
     """Every message of ``path`` (its parameter in ``wanted`` decoded, the others only counted)."""
     import eccodes  # the GRIB library, loaded only for GRIB sources
 
+    check_messages(path)  # lengths ecCodes would trust (it can stop the process on a corrupt one)
     count = 0
     with path.open("rb") as handle:
         while True:
@@ -147,11 +150,17 @@ def _messages(path: Path, wanted: set[str], found: set[str] | None = None) -> It
                 break
             count += 1
             try:
-                concepts = _concepts(eccodes, message)
+                try:
+                    concepts = _concepts(eccodes, message)
+                    field = _decoded(path, eccodes, message, concepts, count) if concepts.short_name in wanted \
+                        else None
+                except (eccodes.CodesInternalError, ValueError) as error:  # a key or the values unreadable
+                    raise InputDataError(path, f"GRIB message {count} is corrupt: ecCodes cannot read it "
+                                         f"({type(error).__name__}: {str(error).strip()})") from None
                 if found is not None:
                     found.add(concepts.short_name)
-                if concepts.short_name in wanted:
-                    yield _decoded(path, eccodes, message, concepts, count)
+                if field is not None:
+                    yield field
             finally:
                 eccodes.codes_release(message)
     if count == 0:
@@ -277,8 +286,12 @@ def _conventional(dataset: xr.Dataset) -> xr.Dataset:
     return dataset.assign_coords(longitude=(longitudes.dims, wrapped, longitudes.attrs)).sortby("longitude")
 
 
-def _listed(values: np.ndarray) -> str:
-    return ", ".join(f"{float(value):g}" for value in np.atleast_1d(values))
+def _listed(values: np.ndarray, shown: int = 3) -> str:
+    """The values, or a run of many as its count and its first and last ``shown`` (a message stays one short line)."""
+    text = [f"{float(value):g}" for value in np.atleast_1d(values)]
+    if len(text) <= 2 * shown + 1:
+        return ", ".join(text)
+    return f"{', '.join(text[:shown])}, ..., {', '.join(text[-shown:])} ({len(text)} values)"
 
 
 def _when(seconds: int) -> str:
