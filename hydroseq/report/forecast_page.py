@@ -11,10 +11,11 @@ from hydroseq.forecast.result import ForecastResult, lead_text
 from hydroseq.report.charts import hydrograph, station_map, web_mercator
 from hydroseq.report.content import Page, TableColumn, model_text, percent, quantity
 from hydroseq.report.inputs import Observations
+from hydroseq.report.issue_text import forecast_title, issued_text, weather_run_text
 from hydroseq.report.outlook import outlook, threshold_heading, thresholds_note
 from hydroseq.report.series import forecast_page_series
 from hydroseq.report.stations import RISK_CLASSES, STATES, StationRow, peak_legend, station_rows
-from hydroseq.report.timeaxis import TimeAxis, age_text, utc_text
+from hydroseq.report.timeaxis import TimeAxis, age_text
 from hydroseq.report.units import Discharge
 
 HISTORY_DAYS = 60  # observed days before the issue time on the hydrograph
@@ -30,15 +31,14 @@ def forecast_page(result: ForecastResult, axis: TimeAxis, observations: Observat
     probabilistic = result.exceedance is not None
     levels = result.thresholds.labels if result.thresholds is not None else ()  # what a person reads
     flood = result.thresholds.flood if result.thresholds is not None else ()
-    issue_day = axis.text(issue)
     offset = axis.utc_offset(issue)
-    title = f"Streamflow forecast issued {utc_text(issue)}"
-    header = [("issued", f"{utc_text(issue)}, end of local day {issue_day} ({offset}, {axis.grid.timezone})"
-               if axis.daily else f"{utc_text(issue)} ({issue_day} local, {offset})"),
-              ("model", model_text(result.attributes)),
+    header = [("issued", issued_text(axis, issue)), ("model", model_text(result.attributes)),
               ("newest observation", _newest_text(rows, axis, issue)),
               ("stations", _counts_text(result, rows)),
               ("leads", ", ".join(lead_text(int(lead), result.step).removeprefix("lead ") for lead in result.leads))]
+    run = weather_run_text(result)
+    if run is not None:
+        header.insert(2, ("weather forecast", run))
     notes = _notes(result, rows, observations, previous, scores_period, axis)
     series = forecast_page_series(result, discharge, observations, previous, scores)
     for row, entry in zip(rows, series, strict=True):
@@ -61,7 +61,7 @@ def forecast_page(result: ForecastResult, axis: TimeAxis, observations: Observat
                  if probabilistic else f"Forecast peak as a depth rate, leads {first_lead} to {last_lead}")
     legend = ([(colour, text) for _, text, colour in RISK_CLASSES] if probabilistic
               else [(colour, text) for text, colour, _ in peak_legend(discharge.depth_unit)])
-    return Page(kind="forecast", title=title, map_title=map_title, header=header,
+    return Page(kind="forecast", title=forecast_title(axis, issue), map_title=map_title, header=header,
                 headline=f"Outlook: {outlook(rows, probabilistic, discharge.depth_unit)}", notes=notes,
                 data=data, charts=charts,
                 legend=legend, states=[(marker, text) for marker, text in STATES.values()],
@@ -99,7 +99,7 @@ def _notes(result: ForecastResult, rows: list[StationRow], observations: Observa
     if observations is None:
         notes.append("No data file was given (--data): the hydrographs show the forecast without observations.")
     if previous is not None:
-        notes.append(f"The previous forecast (issued {utc_text(previous.issue_times[0])}) is drawn dash-dotted.")
+        notes.append(f"The previous forecast (of {axis.text(previous.issue_times[0])}) is drawn dash-dotted.")
         if previous.attributes.get("model_run_id") != result.attributes.get("model_run_id"):
             notes.append(f"The previous forecast comes from another model: {model_text(previous.attributes)}.")
     if scores_period is not None:

@@ -52,6 +52,13 @@ class TimeAxis:
             return self.grid.local_days(np.asarray([label], dtype="datetime64[ns]"))[0].strftime("%Y-%m-%d")
         return self.local(np.asarray([label]))[0].strftime("%Y-%m-%d %H:%M")
 
+    def clock_name(self, label: np.datetime64) -> str:
+        """What the local clock at ``label`` is: ``local standard time, UTC-08:00`` (``daylight saving time`` in
+        summer where the zone keeps it)."""
+        stamp = pd.Timestamp(label).tz_localize("UTC").tz_convert(self.grid.zone)
+        kind = "daylight saving time" if stamp.dst() else "standard time"
+        return f"local {kind}, {self.utc_offset(label)}"
+
     def utc_offset(self, label: np.datetime64) -> str:
         """The grid zone's offset from UTC at ``label``: ``UTC-08:00``."""
         stamp = pd.Timestamp(label).tz_localize("UTC").tz_convert(self.grid.zone)

@@ -112,8 +112,8 @@ def test_daily_job_appends_forecasts_and_publishes(setup: dict[str, Path], tmp_p
                                                               page.name: _sha(page)}
     assert os.readlink(published / "latest.manifest.json") == "forecast_2014-06-30.manifest.json"
     assert os.readlink(published / "latest.html") == page.name
-    assert "Streamflow forecast issued 2014-07-01 08:00 UTC" in page.read_text() and "previous forecast" not in \
-        page.read_text().split("</header>")[0]
+    assert "Streamflow forecast of 2014-06-30 (local standard time" in page.read_text()  # the day the files name
+    assert "previous forecast" not in page.read_text().split("</header>")[0]
     assert "report: {" in done.stderr  # the page step's JSON summary is logged
 
     hashes = _sha(nc), _sha(csv_file), _sha(page)
@@ -126,7 +126,7 @@ def test_daily_job_appends_forecasts_and_publishes(setup: dict[str, Path], tmp_p
     assert os.readlink(published / "latest.nc") == "forecast_2014-07-01.nc" and nc.exists()
     assert os.readlink(published / "latest.html") == "forecast_2014-07-01.html"
     header = (published / "forecast_2014-07-01.html").read_text().split("</header>")[0]
-    assert "The previous forecast (issued 2014-07-01 08:00 UTC)" in header  # yesterday's, drawn beside
+    assert "The previous forecast (of 2014-06-30)" in header  # yesterday's, drawn beside
 
 
 def test_exit_codes_a_scheduler_can_act_on(setup: dict[str, Path], tmp_path: Path) -> None:
@@ -266,3 +266,22 @@ def test_the_job_flags_gauges_silent_for_81_days_by_default(setup: dict[str, Pat
     assert (tmp_path / "forecasts" / "forecast_2014-06-20.nc").exists()  # published all the same
     lifted = _run(setup, "2014-06-20", HYDROSEQ_MAX_OBSERVATION_AGE="off", **job)
     assert lifted.returncode == ExitCode.OK, lifted.stderr[-3000:]
+
+
+def test_a_backfill_keeps_the_later_days_and_publishes_pi_xml(setup: dict[str, Path], tmp_path: Path) -> None:
+    """The job for a past day on a dataset that goes on after it keeps every later step (it cut the file at the
+    issue day); ``HYDROSEQ_PI_XML=1`` publishes the PI-XML in the set, behind ``latest.xml``."""
+    data = tmp_path / "data.nc"
+    data.write_bytes(setup["data"].read_bytes())
+    with xr.open_dataset(data) as before:
+        before = before.load()
+    published = tmp_path / "pub"
+    done = _run(setup, "2014-06-15", HYDROSEQ_DATA=str(data), HYDROSEQ_PUBLISH_DIR=str(published),
+                HYDROSEQ_WORK_DIR=str(tmp_path / "scratch"), HYDROSEQ_PI_XML="1")
+    assert done.returncode == 0, done.stderr[-3000:]
+    with xr.open_dataset(data) as after:
+        assert after.sizes["time"] == before.sizes["time"] and after["time"].values[-1] > np.datetime64("2014-06-20")
+        xr.testing.assert_identical(after.load().drop_attrs(), before.drop_attrs())  # the raw files' own values
+    xml = published / "forecast_2014-06-15.xml"
+    assert os.readlink(published / "latest.xml") == xml.name and "<TimeSeries" in xml.read_text()
+    assert xml.name in (verify_set(published / "latest.manifest.json") or {})
