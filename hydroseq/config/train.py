@@ -12,6 +12,9 @@ from pydantic import Field, NonNegativeInt, PositiveFloat, PositiveInt, model_va
 
 from hydroseq.config.base import StrictModel
 from hydroseq.config.dates import IsoDate
+from hydroseq.config.derived import ClimateSources
+from hydroseq.config.network import BatchingConfig as BatchingConfig
+from hydroseq.config.network import ModelConfig as ModelConfig
 from hydroseq.config.tracking import TrackingConfig as TrackingConfig
 
 
@@ -134,6 +137,12 @@ class DataConfig(StrictModel):
         "memory", description="where the scaled per-step inputs live while training: in memory, or in a "
                               "temporary file in cache_dir read sample by sample (out-of-core, for datasets "
                               "larger than memory; same batches; docs/scale-out.md)")
+    climate_sources: ClimateSources = Field(
+        default_factory=ClimateSources, description="the variables derived inputs (pet_oudin, clim_*) are computed "
+                                                    "from (hydroseq.climate)")
+    day_convention: Literal["grid", "local_standard_day"] = Field(
+        "grid", description="local_standard_day: a daily model whose steps are local standard-time days; it reads a "
+                            "file on the daily grid of any fixed UTC offset (an agency's own zone), not only its own")
     memory_budget_gb: PositiveFloat | None = Field(
         None, description="with storage: memory, put the scaled inputs on disk instead when the process's "
                           "resident memory plus their size would exceed this many GB (docs/scale-out.md)")
@@ -198,51 +207,6 @@ class DataConfig(StrictModel):
         """The resolved leads (never None after validation)."""
         assert self.leads is not None
         return list(self.leads)
-
-
-class BatchingConfig(StrictModel):
-    """How samples are grouped into batches."""
-
-    strategy: Literal["bucket", "random", "global_pad"] = "bucket"
-    batch_size: PositiveInt = 256
-    token_budget: PositiveInt | None = Field(None, description="max valid timesteps per batch (bucket only)")
-    bucket_width: PositiveInt = Field(8, description="batches per length bucket")
-    tail: Literal["keep", "drop"] = "keep"
-    num_workers: int = Field(0, ge=0)
-    pin_memory: bool | Literal["auto"] = "auto"
-
-
-class ModelConfig(StrictModel):
-    """An LSTM with an optional linear embedding and a linear head."""
-
-    hidden_size: PositiveInt = 64
-    num_layers: PositiveInt = 1
-    embedding_size: PositiveInt | None = None
-    dropout: float = Field(0.0, ge=0.0, lt=1.0)
-    initial_forget_bias: float = 3.0
-    observed_skip: bool = Field(
-        False, description="per-step with lagged_target: add the newest observed target at or before t (0 when "
-                           "the sequence has none) to every lead's output, so the network learns the change from it")
-    forecast_rollout: bool = Field(
-        False, description="with data.forecast_inputs: read them with a short LSTM over the lead window started "
-                           "from the hindcast state (a handoff) instead of as extra inputs of the hindcast LSTM")
-    forecast_hidden_size: PositiveInt | None = Field(None, description="size of the roll-out LSTM (default "
-                                                                        "hidden_size)")
-    quantiles: list[float] | None = Field(
-        None, description="per-step mode: predict these quantile levels of every lead (strictly increasing in "
-                          "(0, 1), 0.5 among them: the point forecast) instead of one value; train with "
-                          "training.loss: quantile")
-
-    @model_validator(mode="after")
-    def _quantile_levels(self) -> ModelConfig:
-        if self.quantiles is not None:
-            levels = self.quantiles
-            increasing = all(b > a for a, b in itertools.pairwise(levels))
-            if not increasing or any(not 0 < level < 1 for level in levels):
-                raise ValueError(f"quantiles must be strictly increasing levels in (0, 1), got {levels}")
-            if 0.5 not in levels:
-                raise ValueError(f"quantiles must include 0.5 (the median is the point forecast), got {levels}")
-        return self
 
 
 class TrainingConfig(StrictModel):

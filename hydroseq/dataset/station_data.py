@@ -9,8 +9,10 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
+from hydroseq.climate import DERIVED_DYNAMIC
 from hydroseq.config import DataConfig
 from hydroseq.config.units import m3s_per_mm_km2
+from hydroseq.dataset.derived_inputs import derived_dynamic_series, derived_static_table, split_derived
 from hydroseq.dataset.forecast_inputs import read_forecast_inputs
 from hydroseq.errors import InputDataError
 from hydroseq.grid import GridSpec
@@ -118,9 +120,11 @@ def load_station_data(path: str | Path, data_config: DataConfig) -> StationData:
         # Filled variable by variable: stacking a list of them held every input twice.
         dynamic = np.empty((len(rows), len(times), len(data_config.dynamic_inputs)), dtype=np.float32)
         for column, name in enumerate(data_config.dynamic_inputs):
-            dynamic[..., column] = _time_series(dataset, name, rows, path)
+            dynamic[..., column] = (
+                derived_dynamic_series(dataset, path, rows, name, data_config.climate_sources, grid, slice(None))
+                if name in DERIVED_DYNAMIC else _time_series(dataset, name, rows, path))
         target = _time_series(dataset, data_config.target, rows, path)
-        static = _static_table(dataset, data_config.static_inputs, rows, path)
+        static = _static_inputs(dataset, data_config, rows, path, grid, times)
         forecast = read_forecast_inputs(dataset, data_config.forecast_inputs, data_config.forecast_horizon, rows,
                                         path)
         stored_checksum = dataset.attrs.get("dataset_checksum")
@@ -158,6 +162,22 @@ def _time_series(dataset: xr.Dataset, name: str, rows: list[int], path: Path) ->
     if rows != list(range(len(values))):
         values = values[rows]
     return np.asarray(values, dtype=np.float32)
+
+
+def _static_inputs(dataset: xr.Dataset, data_config: DataConfig, rows: list[int], path: Path, grid: GridSpec,
+                   times: np.ndarray) -> np.ndarray:
+    """The static inputs in model order: read from the file, or derived over the training period."""
+    read, derived = split_derived(data_config.static_inputs)
+    columns = dict(zip(read, _static_table(dataset, read, rows, path).T, strict=True))
+    if derived:
+        inside = np.flatnonzero(grid.period_mask(times, data_config.splits.train))
+        steps = slice(int(inside[0]), int(inside[-1]) + 1) if inside.size else slice(0, 0)
+        period = f"the training period {data_config.splits.train.start}..{data_config.splits.train.end}"
+        table = derived_static_table(dataset, path, rows, derived, data_config.climate_sources, grid, steps, period)
+        columns.update(zip(derived, table.T, strict=True))
+    if not columns:
+        return np.zeros((len(rows), 0), dtype=np.float32)
+    return np.stack([columns[name] for name in data_config.static_inputs], axis=1).astype(np.float32)
 
 
 def _static_table(dataset: xr.Dataset, names: list[str], rows: list[int], path: Path) -> np.ndarray:

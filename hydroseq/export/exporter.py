@@ -161,4 +161,5 @@ def _metadata(checkpoint: Checkpoint, seq_len: int, provenance: DataProvenance) 
         forecast_horizon=data.forecast_horizon, quantiles=list(checkpoint.config.model.quantiles or []),
         members=len(checkpoint.member_states),
         input_units={name: provenance.variable_units[name] for name in read if name in provenance.variable_units},
+        day_convention=data.day_convention,
     )

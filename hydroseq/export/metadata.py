@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from hydroseq.config.derived import ClimateSources
 from hydroseq.config.train import ForecastInput, Period, TrainConfig
 from hydroseq.dataset.features import FeatureLayout
 from hydroseq.errors import ConfigError, InputDataError
@@ -74,6 +75,9 @@ class ExportMetadata:
         inputs, as the training data's ``units`` attributes gave them (variables without one are not
         listed; empty for models exported before units were recorded). A forecast refuses a file
         whose units differ.
+    day_convention
+        ``grid``: the model reads files on its own grid only; ``local_standard_day``: its steps are local
+        standard-time days, and a daily file in any zone without daylight saving serves (the agency's own).
     """
 
     seq_len: int
@@ -99,6 +103,7 @@ class ExportMetadata:
     quantiles: list[float] = field(default_factory=list)
     members: int = 0
     input_units: dict[str, str] = field(default_factory=dict)
+    day_convention: str = "grid"
     format_version: int = METADATA_FORMAT_VERSION
 
     @property
@@ -110,6 +115,11 @@ class ExportMetadata:
     def training_period(self) -> Period | None:
         """The local days the model was trained on (the train config's training split); None if not recorded."""
         return self.train_config.data.splits.train if self.train_config is not None else None
+
+    @property
+    def climate_sources(self) -> ClimateSources:
+        """The variables the model's derived inputs are computed from (:mod:`hydroseq.climate`)."""
+        return self.train_config.data.climate_sources if self.train_config is not None else ClimateSources()
 
     @property
     def perfect_forecast_inputs(self) -> bool:

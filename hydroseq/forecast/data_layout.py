@@ -11,11 +11,13 @@ on mm d-1``.
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 
 import numpy as np
 import xarray as xr
 
+from hydroseq.climate import is_derived, needed_sources
 from hydroseq.errors import InputDataError
 from hydroseq.export.metadata import ExportMetadata
 from hydroseq.forecast.product_use import lead_span
@@ -38,7 +40,8 @@ def check_data_layout(path: Path, dataset: xr.Dataset, grid: GridSpec, metadata:
         Naming the file and, on one line, every grid attribute, missing variable or units that differ.
     """
     grid_differences = [f"grid {GRID_ATTRIBUTE_WORDS[name]} {found} differs from the model's {trained_on}"
-                        for name, found, trained_on in grid.differences(metadata.grid)]
+                        for name, found, trained_on in grid.differences(metadata.grid)
+                        if not (name == GRID_ATTRIBUTES[1] and reads_any_standard_day(metadata, grid))]
     if grid_differences:
         raise InputDataError(path, "; ".join(grid_differences))
     missing = [f"{name} ({role})" for name, role in _roles(metadata).items() if name not in dataset.variables
@@ -79,11 +82,26 @@ def _short_forecasts(dataset: xr.Dataset, metadata: ExportMetadata) -> list[str]
     return short
 
 
+def reads_any_standard_day(metadata: ExportMetadata, grid: GridSpec) -> bool:
+    """The model reads local standard-time days and ``grid`` is such a grid: daily, days ending at local midnight
+    of a zone without daylight saving (the agency's own standard time; the files and pages show that zone)."""
+    if metadata.day_convention != "local_standard_day" or grid.to_attrs() | {GRID_ATTRIBUTES[1]: ""} != (
+            metadata.grid.to_attrs() | {GRID_ATTRIBUTES[1]: ""}):
+        return False
+    offsets = {grid.zone.utcoffset(dt.datetime(2001, month, 1)) for month in (1, 7)}
+    return len(offsets) == 1
+
+
 def _roles(metadata: ExportMetadata) -> dict[str, str]:
-    """``{variable: what the model reads it as}`` for every variable the model reads from the file."""
-    roles = {name: "dynamic input" for name in metadata.dynamic_inputs}
+    """``{variable: what the model reads it as}`` for every variable the model reads from the file (for a derived
+    input, the variables it is derived from)."""
+    names = [*metadata.dynamic_inputs, *metadata.static_inputs]
+    roles = {name: "dynamic input" for name in metadata.dynamic_inputs if not is_derived(name)}
     roles.update({item.variable: "weather-forecast input" for item in metadata.forecast_input_specs})
-    roles.update({name: "static attribute" for name in metadata.static_inputs})
+    roles.update({name: "static attribute" for name in metadata.static_inputs if not is_derived(name)})
+    derived = [name for name in names if is_derived(name)]
+    for source in needed_sources(derived, metadata.climate_sources):
+        roles.setdefault(source, f"the source of {', '.join(derived[:2])}{', ...' if len(derived) > 2 else ''}")
     roles[metadata.target] = "observed target, an input" if metadata.lagged_target else "target"
     return roles
 

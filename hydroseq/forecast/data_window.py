@@ -10,11 +10,15 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from hydroseq.climate import DERIVED_DYNAMIC
+from hydroseq.climate.derived import INDEX_YEARS, index_period
 from hydroseq.dataset import StationData
+from hydroseq.dataset.derived_inputs import derived_dynamic_series, derived_static_table, split_derived
 from hydroseq.dataset.forecast_inputs import read_forecast_inputs, read_reference_times, weather_members
 from hydroseq.errors import InputDataError
 from hydroseq.export.metadata import ExportMetadata
 from hydroseq.forecast.data_layout import check_data_layout
+from hydroseq.forecast.plausible_inputs import check_forecast_plausible, check_plausible, file_bounds
 from hydroseq.ingested import open_ingested
 
 if TYPE_CHECKING:
@@ -41,7 +45,8 @@ class IngestedFile:
     """An ingested dataset opened lazily: its contract and its layout (against the model's) are checked on opening
     (:func:`hydroseq.forecast.data_layout.check_data_layout`).
 
-    Use as a context manager; :meth:`read` loads a slice of steps of the model's variables.
+    Use as a context manager; :meth:`read` loads a slice of steps of the model's variables, refusing a value the
+    forecast reads that is outside ingest's plausible range (:mod:`hydroseq.forecast.plausible_inputs`).
     """
 
     def __init__(self, path: str | Path, metadata: ExportMetadata, forcing_forecast: str | Path | None = None,
@@ -53,6 +58,7 @@ class IngestedFile:
         self.forcing: ForcingForecast | None = None  # the product file on the steps read, once read
         self._updated_window: xr.Dataset | None = None  # the file's steps of self.forcing, updated with it
         self._last_issue = -1  # the last issue step self.forcing was read for
+        self._bounds: dict[str, list[float]] | None = None  # the plausible ranges, once computed
         self.dataset, self.grid = open_ingested(self.path)
         try:
             check_data_layout(self.path, self.dataset, self.grid, metadata)
@@ -83,37 +89,78 @@ class IngestedFile:
         return weather_members(self.dataset, self.metadata.forecast_input_specs)
 
     def read(self, start: int, stop: int, last_issue: int | None = None,
-             weather_member: int | None = None) -> StationData:
+             weather_member: int | None = None, first_issue: int | None = None) -> StationData:
         """The model's variables on grid steps ``start..stop-1`` of every station, as float32.
 
         Forecast inputs are those issued at these steps (a perfect one reads the observed values of
         the lead window, after ``stop``: it is an upper bound, see :mod:`hydroseq.dataset.forecast_inputs`);
         ``last_issue`` (default ``stop - 1``), the last issue step, bounds the products a
         ``forcing_forecast`` file is read for (those published by then); ``weather_member``: the
-        member of an ensemble weather forecast the inputs read (:attr:`weather_members`).
+        member of an ensemble weather forecast the inputs read (:attr:`weather_members`); ``first_issue``
+        (default ``stop - 1``): the first issue step, the end of the period derived climate indices are taken from.
         """
         window = self.dataset.isel(time=slice(start, stop))
         specs = self.metadata.forecast_input_specs
         forecast = self.read_forecast(start, stop, last_issue, weather_member)
-        dynamic = np.stack([self._series(window, name) for name in self.metadata.dynamic_inputs], axis=-1)
-        static = [np.asarray(self.dataset[name].values, dtype=np.float32) for name in self.metadata.static_inputs]
+        dynamic = np.stack([self._dynamic(window, name, start, stop) for name in self.metadata.dynamic_inputs], axis=-1)
+        static = self._static(stop - 1 if first_issue is None else first_issue)
         info = self.info()
-        return StationData(
+        data = StationData(
             path=self.path, station_ids=self.station_ids, times=np.asarray(window["time"].values, "datetime64[ns]"),
             dynamic=np.ascontiguousarray(dynamic), target=self.read_target(start, stop),
-            static=np.stack(static, axis=1) if static else np.zeros((len(self.station_ids), 0), np.float32),
+            static=static,
             dynamic_names=tuple(self.metadata.dynamic_inputs), static_names=tuple(self.metadata.static_inputs),
             target_name=self.metadata.target, checksum=info.dataset_checksum, grid=self.grid,
             target_units=info.target_units, forecast=forecast, forecast_names=tuple(item.variable for item in specs),
         )
+        read = slice(0, (stop - 1 if last_issue is None else last_issue) - start + 1)  # up to the last issue step
+        check_plausible(data, read, self.metadata, self.bounds, self.path, forecast=False)  # read_forecast did
+        return data
+
+    def _dynamic(self, window: xr.Dataset, name: str, start: int, stop: int) -> np.ndarray:
+        """One dynamic input ``[station, time]`` on the steps of ``window`` (``start..stop-1``), read or derived."""
+        if name not in DERIVED_DYNAMIC:
+            return self._series(window, name)
+        rows = range(len(self.station_ids))
+        return derived_dynamic_series(self.dataset, self.path, rows, name, self.metadata.climate_sources, self.grid,
+                                      slice(start, stop))
+
+    def _static(self, first_issue: int) -> np.ndarray:
+        """The static inputs ``[station, feature]``: read from the file, or derived from the forcing of the
+        :data:`~hydroseq.climate.derived.INDEX_YEARS` years up to ``first_issue`` (never a later day)."""
+        read, derived = split_derived(self.metadata.static_inputs)
+        columns = {name: np.asarray(self.dataset[name].values, dtype=np.float32) for name in read}
+        if derived:
+            rows = range(len(self.station_ids))
+            day = self.grid.local_days(self.times[first_issue:first_issue + 1])[0].date()
+            period = f"the forcing of at most {INDEX_YEARS} years up to the first issue day {day}"
+            table = derived_static_table(self.dataset, self.path, rows, derived, self.metadata.climate_sources,
+                                         self.grid, index_period(first_issue), period)
+            columns.update(zip(derived, table.T, strict=True))
+        if not columns:
+            return np.zeros((len(self.station_ids), 0), np.float32)
+        return np.stack([columns[name] for name in self.metadata.static_inputs], axis=1)
 
     def read_forecast(self, start: int, stop: int, last_issue: int | None = None,
                       weather_member: int | None = None) -> np.ndarray:
         """The weather-forecast inputs of :meth:`read` alone, ``[station, time, input, lead]`` (for another
         member of an ensemble weather forecast: the observations are the same)."""
         forecasts, first, last = self._forecasts(start, stop, last_issue)
-        return read_forecast_inputs(forecasts, self.metadata.forecast_input_specs, self.metadata.forecast_horizon,
-                                    list(range(len(self.station_ids))), self.path, first, last, weather_member)
+        forecast = read_forecast_inputs(forecasts, self.metadata.forecast_input_specs, self.metadata.forecast_horizon,
+                                        list(range(len(self.station_ids))), self.path, first, last, weather_member)
+        read = slice(0, (stop - 1 if last_issue is None else last_issue) - start + 1)  # issued up to the last issue
+        check_forecast_plausible(forecast[:, read], [item.variable for item in self.metadata.forecast_input_specs],
+                                 self.station_ids, self.times[start:stop][read], self.metadata, self.bounds,
+                                 self.forcing_forecast or self.path)
+        return forecast
+
+    @property
+    def bounds(self) -> dict[str, list[float]]:
+        """The plausible range of each variable the model reads, in the file's units
+        (:func:`hydroseq.forecast.plausible_inputs.file_bounds`)."""
+        if self._bounds is None:
+            self._bounds = file_bounds(self.dataset, self.grid, self.metadata)
+        return self._bounds
 
     def read_reference_times(self, start: int, stop: int, last_issue: int | None = None) -> dict[str, np.ndarray]:
         """Per ingested forecast input, the reference time of the product used at each step ``[station, time]``."""

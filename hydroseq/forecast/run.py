@@ -147,8 +147,8 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
             raise ConfigError(f"--forcing-forecast {forcing_forecast}: the data file's weather forecast is an ensemble "
                               f"({n_weather} members); a product file is read at forecast time for a deterministic "
                               "product only")
-        last_issue = int(plan.ends[-1])
-        data = source.read(plan.start, plan.stop, last_issue, weather_member=0 if n_weather else None)
+        first_issue, last_issue = int(plan.ends[0]), int(plan.ends[-1])
+        data = source.read(plan.start, plan.stop, last_issue, 0 if n_weather else None, first_issue)
         weather = [data] + [replace(data, forecast=source.read_forecast(plan.start, plan.stop, last_issue, member))
                             for member in range(1, n_weather)]  # the same observations, another member's forecast
         observed_flag = metadata.feature_layout().observed_flag
@@ -264,7 +264,7 @@ def _result(model: ExportedModel, data: StationData, info: StationInfo, plan: Pl
         "hydroseq_version": __version__, "model_run_id": metadata.run_id, "model_seq_len": str(metadata.seq_len),
         "model_onnx_sha256": metadata.files.get(ONNX_FILE, ""), "model_dataset_checksum": metadata.dataset_checksum,
         "input_file": data.path.name, "input_dataset_checksum": info.dataset_checksum,
-        **metadata.grid.to_attrs(),
+        **data.grid.to_attrs(),  # the file's own zone: a local_standard_day model reads any
         "comment": "negative model outputs are published as 0 (discharge cannot be negative)",
         **products.attributes,
         **{key: value for key, value in model_label.items() if value},
