@@ -29,14 +29,17 @@
 #                           --forcing-forecast), instead of or besides ingesting it                [none]
 #   HYDROSEQ_REPORT         write the forecaster's page forecast_<date>.html into the set: 1 or 0     [1]
 #   HYDROSEQ_REPORT_HINDCAST  a hindcast (with its _scores.csv) whose per-station skill the page shows  [none]
+#   HYDROSEQ_PI_XML         also publish the forecast as Delft-FEWS PI-XML, forecast_<date>.xml (hydroseq
+#                           forecast --pi-xml; needs the stations' areas): 1 or 0                     [0]
 #   HYDROSEQ / PYTHON       the hydroseq command and its Python                    [hydroseq / python3]
 #
 # Log (stderr): the job's own lines and, per hydroseq step, its JSON summary as one line ("ingest: {...}");
 # the steps' own log lines go to HYDROSEQ_WORK_DIR/logs/ISSUE_DATE.log.
 # Exit status: hydroseq's own table (README "Exit status", hydroseq.errors.ExitCode); the log names the step.
 #   0  published                        1  no station could be forecast (nothing published)
-#   2  bad issue date                   3  setup: config, dataset or model missing (a models:/ URI naming no
-#                                          registered version), publishing failed
+#   2  bad issue date (not a calendar   3  setup: config, dataset or model missing (a models:/ URI naming no
+#      day YYYY-MM-DD)                     registered version), HYDROSEQ or PYTHON does not start (a broken
+#                                          install), publishing failed
 #   4  a data file cannot be used       5  published, but more than HYDROSEQ_MAX_SKIPPED_SHARE not forecast
 #                                          (or forecast from a gauge older than HYDROSEQ_MAX_OBSERVATION_AGE)
 #   6  another run holds the lock, or   7  no space left (a step's output or publishing): free space, retry
@@ -60,6 +63,8 @@ MAX_OBSERVATION_AGE=${HYDROSEQ_MAX_OBSERVATION_AGE:-72}
 FORCING_FORECAST=${HYDROSEQ_FORCING_FORECAST:-}
 REPORT=${HYDROSEQ_REPORT:-1}
 REPORT_HINDCAST=${HYDROSEQ_REPORT_HINDCAST:-}
+PI_XML=${HYDROSEQ_PI_XML:-0}
+pi_xml=()
 HYDROSEQ=${HYDROSEQ:-hydroseq}
 PYTHON=${PYTHON:-python3}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -91,7 +96,15 @@ step() {  # step COMMAND...: run it, pass a SIGTERM on to it, return its exit st
 }
 
 check_setup() {
-    [[ $ISSUE_DATE =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}$ ]] || fail $EXIT_USAGE "issue date '$ISSUE_DATE' is not YYYY-MM-DD"
+    [[ $ISSUE_DATE =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}$ && $(date -u -d "$ISSUE_DATE" +%F 2>/dev/null) == "$ISSUE_DATE" ]] \
+        || fail $EXIT_USAGE "issue date '$ISSUE_DATE' is not a calendar day YYYY-MM-DD"
+    [[ $PI_XML == [01] ]] || fail $EXIT_CONFIG "HYDROSEQ_PI_XML is '$PI_XML', not 1 or 0"
+    if ((PI_XML)); then pi_xml=(--pi-xml); fi
+    local started
+    started=$("$HYDROSEQ" --version 2>&1) \
+        || fail $EXIT_CONFIG "the hydroseq command '$HYDROSEQ' does not start (a broken install?): ${started##*$'\n'}"
+    started=$("$PYTHON" -c 'import hydroseq.errors' 2>&1) \
+        || fail $EXIT_CONFIG "'$PYTHON' cannot import hydroseq (set PYTHON to hydroseq's Python): ${started##*$'\n'}"
     [[ -f $INGEST_CONFIG ]] || fail $EXIT_CONFIG "ingest config $INGEST_CONFIG not found"
     [[ -f $DATA ]] || fail $EXIT_CONFIG "dataset $DATA not found: run the first full ingest (hydroseq ingest) once"
     if [[ $MODEL != models:/* ]]; then  # a registered model is resolved by hydroseq forecast (exit 3 or 6)
@@ -100,11 +113,16 @@ check_setup() {
     mkdir -p "$WORK_DIR/logs" "$PUBLISH_DIR" || fail $EXIT_CONFIG "cannot create $WORK_DIR or $PUBLISH_DIR"
 }
 
-take_lock() {
+take_lock() {  # then removes the latest.* links a run killed while swapping them left (it held this lock)
     exec 9>"$WORK_DIR/.lock"
     if command -v flock >/dev/null; then
         flock -n 9 || fail $EXIT_UNAVAILABLE "another daily run holds $WORK_DIR/.lock"
     fi
+    local stale
+    for stale in "$PUBLISH_DIR"/.latest.*; do
+        [[ -L $stale && ${stale##*/} =~ ^\.latest\.[a-z.]+\.[0-9]+$ ]] || continue
+        rm -f "$stale" && log "removed $stale, left by a run stopped while it swapped the latest.* links"
+    done
 }
 
 summary=""
@@ -135,7 +153,7 @@ forecast() {  # a partial forecast is published, and the job exits with its stat
     hydroseq_step forecast --model "$MODEL" --data "$DATA" --issue-time "$ISSUE_DATE" \
         --out "$WORK_DIR/forecast_$ISSUE_DATE.nc" --missing-forecast-input "$MISSING_FORECAST_INPUT" \
         --max-skipped-share "$MAX_SKIPPED_SHARE" ${MAX_OBSERVATION_AGE:+--max-observation-age "$MAX_OBSERVATION_AGE"} \
-        ${FORCING_FORECAST:+--forcing-forecast "$FORCING_FORECAST"} || forecast_status=$?
+        ${FORCING_FORECAST:+--forcing-forecast "$FORCING_FORECAST"} "${pi_xml[@]}" || forecast_status=$?
     if [[ $summary == *'"late_weather_forecast": {"'* ]]; then
         log "WARNING: the newest weather-forecast run was not in by the issue time: an older run was read" \
             "(late_weather_forecast in the forecast line above; the files' attribute late_weather_forecast_stations)"
@@ -160,8 +178,9 @@ report() {  # the forecaster's page: the observations of the data file, yesterda
     page=("$WORK_DIR/forecast_$ISSUE_DATE.html")
 }
 
-publish() {  # the .nc, .csv, page and manifest as one set, then the latest.* links, the manifest's last
+publish() {  # the .nc, .csv, .xml, page and manifest as one set, then the latest.* links, the manifest's last
     local name suffix status=0 suffixes=(nc csv)
+    if ((${#pi_xml[@]})); then suffixes+=(xml); else rm -f "$PUBLISH_DIR/latest.xml"; fi  # no stale PI-XML link
     step "$PYTHON" "$HERE/publish_set.py" "$WORK_DIR/forecast_$ISSUE_DATE.manifest.json" "$PUBLISH_DIR" "${page[@]}" \
         >/dev/null || status=$?
     ((status == EXIT_NO_SPACE)) && fail $EXIT_NO_SPACE "no space to publish forecast_$ISSUE_DATE in $PUBLISH_DIR"
@@ -173,8 +192,8 @@ publish() {  # the .nc, .csv, page and manifest as one set, then the latest.* li
             && mv -fT "$PUBLISH_DIR/.latest.$suffix.$$" "$PUBLISH_DIR/latest.$suffix" \
             || fail $EXIT_CONFIG "cannot point $PUBLISH_DIR/latest.$suffix at $name"
     done
-    log "published $PUBLISH_DIR/forecast_$ISSUE_DATE.nc, .csv${page[*]:+, .html} and .manifest.json (latest.* point" \
-        "to them)"
+    log "published $PUBLISH_DIR/forecast_$ISSUE_DATE.nc, .csv${pi_xml[*]:+, .xml}${page[*]:+, .html} and" \
+        ".manifest.json (latest.* point to them)"
 }
 
 check_setup

@@ -5,7 +5,8 @@
 The window ends on the issue date (a local day of the grid) and starts ``OVERLAP_DAYS`` before it,
 or on the day after the dataset's last day if that is earlier (a missed run is caught up, never
 leaving a gap). Prints the window. On bad input a message and a status of hydroseq's table
-(``hydroseq.errors.ExitCode``): 2 for bad arguments, else the error's (3 configuration, 4 data).
+(``hydroseq.errors.ExitCode``): 2 for bad arguments, else the error's (3 configuration or a broken
+install, 4 data).
 """
 
 from __future__ import annotations
@@ -14,11 +15,16 @@ import datetime as dt
 import sys
 from pathlib import Path
 
-from hydroseq.config import IngestConfig, dump_config, load_config
-from hydroseq.config.ingest import GridConfig
 from hydroseq.errors import ExitCode, HydroseqError
-from hydroseq.fileio import write_text_atomic
-from hydroseq.ingested import open_ingested
+
+try:
+    from hydroseq.config import IngestConfig, dump_config, load_config
+    from hydroseq.config.ingest import GridConfig
+    from hydroseq.fileio import write_text_atomic
+    from hydroseq.ingested import open_ingested
+except ImportError as missing:  # a broken install: a setup error, not Python's 1 (the "retry later" status)
+    print(f"window_config: broken install: {missing.name} cannot be imported ({missing})", file=sys.stderr)
+    sys.exit(ExitCode.CONFIG)
 
 
 def last_local_day(data_path: Path) -> dt.date:
