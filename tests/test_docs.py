@@ -122,3 +122,23 @@ def test_every_figure_section_of_the_results_page_names_its_command() -> None:
         title = section.splitlines()[0]
         if re.search(r"\d\.\d{2}|\d+ s\b|MiB", _prose(section)):  # it gives figures
             assert COMMAND.search(section), f"results.md, {title!r}: figures without the command behind them"
+
+
+def test_the_readme_and_the_quickstart_give_make_demo_its_measured_time() -> None:
+    """One figure for ``make demo``, the one docs/results.md measured (the quickstart said about 4 minutes)."""
+    results = " ".join((REPO_ROOT / "docs" / "results.md").read_text().split())
+    measured = re.search(r"then (\d+ min \d+ s) for the job", results)
+    assert measured is not None
+    for page in (README, REPO_ROOT / "docs" / "quickstart.md"):
+        text = " ".join(page.read_text().split())
+        assert f"{measured.group(1)} for `make demo`" in text, page.name
+        assert not re.search(r"about \d+ minutes?", text), page.name
+
+
+def test_the_container_page_says_once_where_the_forecast_image_resolves_models_uris() -> None:
+    """The forecast image resolves ``models:/`` on a tracking server and stops on a local store (mlflow-skinny,
+    ``hydroseq.serving.stores``): the page said it resolves them and that a ``models:/`` URI stops there."""
+    text = " ".join((REPO_ROOT / "docs" / "container.md").read_text().split())
+    assert "a `models:/` URI) stops" not in text
+    assert "from a registered model (`HYDROSEQ_MODEL=models:/NAME@ALIAS`) on an MLflow tracking server" in text
+    assert "a `models:/` URI against a local store, such as the image's default SQLite file" in text
