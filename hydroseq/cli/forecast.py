@@ -17,7 +17,9 @@ from rich.table import Table
 from hydroseq.cli.forecast_tables import print_distribution_scores, print_exceedance, print_scores, result_issue
 from hydroseq.cli.output import console_for, finish
 from hydroseq.cli.tables import add_column, add_id_column, leads_label
+from hydroseq.climate.derived import describe_derived
 from hydroseq.errors import ExitCode
+from hydroseq.export.metadata import ExportMetadata
 from hydroseq.forecast import ForecastResult, ForecastRun, run_forecast
 from hydroseq.scoring.return_periods import FrequencyAnalysis
 from hydroseq.serving import is_model_uri
@@ -69,6 +71,10 @@ def _forecast(args: argparse.Namespace, model_dir: Path, about_model: dict[str, 
     summary = {**about_model, **forecast_summary(run)}
     console = console_for(args, width_off_terminal=120)
     print_summary(run.result, run.stations_forecast, run.published.forecast_files if run.published else [], console)
+    metadata = ExportMetadata.read(model_dir)
+    if derived := describe_derived([*metadata.dynamic_inputs, *metadata.static_inputs], metadata.climate_sources):
+        console.print(escape(derived))
+        summary["derived_inputs"] = derived
     if run.published is None:
         return finish(args, summary, ExitCode.NOTHING_PRODUCED)
     if run.result.exceedance is not None and len(run.result.issue_times) == 1:

@@ -90,3 +90,16 @@ def derive_static(names: Sequence[str], read: Callable[[str], np.ndarray], latit
     pet = derive_dynamic(PET_NAME, temperature, latitude, day_of_year)
     values = climate_indices(precipitation, pet, temperature, month)
     return np.stack([values[name.removeprefix(INDEX_PREFIX)] for name in names], axis=1).astype(np.float32)
+
+
+def describe_derived(names: Sequence[str], sources: ClimateSources) -> str:
+    """One line saying which of ``names`` hydroseq derives and from what ("" when none is derived)."""
+    parts = []
+    if PET_NAME in names:
+        parts.append(f"{PET_NAME} (Oudin 2005 PET from {sources.temperature} and {sources.latitude}; a PET variable "
+                     "of the data file is not read)")
+    indices = [name for name in names if name in DERIVED_STATIC]
+    if indices:
+        parts.append(f"{len(indices)} climate indices (clim_*) from {sources.precipitation}, {sources.temperature} "
+                     f"and {PET_NAME} of at most {INDEX_YEARS} years up to the first issue day")
+    return f"inputs derived by hydroseq: {'; '.join(parts)}" if parts else ""

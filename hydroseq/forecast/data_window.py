@@ -130,6 +130,11 @@ class IngestedFile:
         :data:`~hydroseq.climate.derived.INDEX_YEARS` years up to ``first_issue`` (never a later day)."""
         read, derived = split_derived(self.metadata.static_inputs)
         columns = {name: np.asarray(self.dataset[name].values, dtype=np.float32) for name in read}
+        for name, column in columns.items():
+            if not np.isfinite(column).all():
+                station = self.station_ids[int(np.flatnonzero(~np.isfinite(column))[0])]
+                raise InputDataError(self.path, f"static attribute {name!r} is missing (the model reads it)",
+                                     where=f"station {station}")
         if derived:
             rows = range(len(self.station_ids))
             day = self.grid.local_days(self.times[first_issue:first_issue + 1])[0].date()
@@ -151,7 +156,7 @@ class IngestedFile:
         read = slice(0, (stop - 1 if last_issue is None else last_issue) - start + 1)  # issued up to the last issue
         check_forecast_plausible(forecast[:, read], [item.variable for item in self.metadata.forecast_input_specs],
                                  self.station_ids, self.times[start:stop][read], self.metadata, self.bounds,
-                                 self.forcing_forecast or self.path)
+                                 self.path, columns=False)
         return forecast
 
     @property

@@ -114,3 +114,15 @@ def test_a_file_without_latitude_is_refused_naming_what_the_model_derives(derive
     with pytest.raises(InputDataError, match=r"lacks: lat \(the source of pet_oudin") as caught:
         run_forecast(model, tmp_path / "no_lat.nc", "2014-09-30", out=tmp_path / "f.nc", show_progress=False)
     assert not (tmp_path / "f.nc").exists() and "\n" not in str(caught.value)
+
+
+def test_a_station_without_area_is_refused_naming_it(derived_model: tuple[Path, Path], tmp_path: Path) -> None:
+    """A station table row without an area: one line naming the station, nothing written (it forecast NaN)."""
+    model, data = derived_model
+    with xr.open_dataset(data) as raw:
+        copy = raw.load()
+    copy["area_km2"].values[1] = np.nan
+    copy.to_netcdf(tmp_path / "no_area.nc")
+    with pytest.raises(InputDataError, match=r"\(station 01547700\): static attribute 'area_km2' is missing"):
+        run_forecast(model, tmp_path / "no_area.nc", "2014-09-30", out=tmp_path / "f.nc", show_progress=False)
+    assert not (tmp_path / "f.nc").exists()
