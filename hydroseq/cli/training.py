@@ -15,6 +15,7 @@ from rich.table import Table
 from hydroseq.cli.output import console_for, finish
 from hydroseq.config import TrainConfig, load_config
 from hydroseq.errors import ExitCode
+from hydroseq.scoring.signature_errors import summary_errors
 from hydroseq.serving.pyfunc_logging import log_forecast_model
 from hydroseq.training import TrainResult, evaluate, train
 from hydroseq.training.distributed import LaunchOptions, launch
@@ -202,10 +203,18 @@ def signature_lines(lead: int, scores: pd.DataFrame, events: pd.DataFrame) -> li
 
 
 def signature_error_line(lead: int, signatures: pd.DataFrame) -> str:
-    """The model's hydrological signatures: the median over stations of each one's relative error (those defined)."""
-    medians = signatures.groupby("signature", sort=False)["relative_error"].median().dropna()
-    errors = ", ".join(f"{name} {value:+.1f} %" for name, value in medians.items())
-    return f"lead {lead} model, signatures' median error over stations: {errors or 'none defined'}"
+    """The model's hydrological signatures, the median over stations of each one's error (those defined): a percent
+    of the observed value for those far from zero (``q_mean -4.3 %``), a difference in their unit for those that can
+    be zero or near it (``zero_q_freq +0.0002``, ``hfd_mean +2 steps``:
+    :data:`hydroseq.scoring.signature_errors.RELATIVE_SIGNATURES`)."""
+    relative, absolute = summary_errors(signatures)
+    parts = [", ".join(f"{name} {value:+.1f} %" for name, value in relative.items()),
+             ", ".join(f"{name} {value:+.3g}" + (f" {unit}" if unit not in ("", "1", "fraction") else "")
+                       for name, (value, unit) in absolute.items())]
+    if not any(parts):
+        return f"lead {lead} model, signatures' median error over stations: none defined"
+    return (f"lead {lead} model, signatures' median error over stations: {parts[0] or '-'}; "
+            f"as a difference: {parts[1] or '-'}")
 
 
 def print_probabilistic_report(scores: pd.DataFrame, split: str, console: Console) -> None:

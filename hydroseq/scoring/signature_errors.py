@@ -19,6 +19,11 @@ import pandas as pd
 from hydroseq.scoring.signatures import SIGNATURES, UNITS, all_signatures
 
 TABLE_COLUMNS = ("station", "forecast", "signature", "unit", "observed", "simulated", "error", "relative_error")
+# Signatures whose reference is far from zero wherever a river flows: their error reads as a percent of it. The
+# others can be 0 or near it at a station (a share of zero-flow days, a count of low-flow days, a low flow, a date, a
+# slope, an elasticity), where a percent error explodes (0.0001 of the days at zero flow forecast as 0.0218: +21700 %):
+# a summary gives their error as a difference in their own unit.
+RELATIVE_SIGNATURES = ("q95", "q_mean", "runoff_ratio")
 
 
 def signature_table(observed: np.ndarray, forecasts: Mapping[str, np.ndarray], times: pd.DatetimeIndex,
@@ -77,6 +82,26 @@ def signature_table(observed: np.ndarray, forecasts: Mapping[str, np.ndarray], t
 
 def _in_order(signatures: Mapping[str, float]) -> list[float]:
     return [signatures[name] for name in SIGNATURES]
+
+
+def summary_errors(table: pd.DataFrame) -> tuple[dict[str, float], dict[str, tuple[float, str]]]:
+    """The median over stations of each signature's error, as a summary line gives it: ``({name: percent})`` for
+    :data:`RELATIVE_SIGNATURES` (the median ``relative_error``) and ``({name: (difference, unit)})`` for the others
+    (the median ``error``, the unit a difference is in: ``steps`` for the half-flow date); those not defined left out.
+    """
+    relative: dict[str, float] = {}
+    absolute: dict[str, tuple[float, str]] = {}
+    for name, rows in table.groupby("signature", sort=False):
+        column = "relative_error" if name in RELATIVE_SIGNATURES else "error"
+        value = float(rows[column].median())
+        if not math.isfinite(value):
+            continue
+        if name in RELATIVE_SIGNATURES:
+            relative[str(name)] = value
+        else:
+            unit = str(rows["unit"].iloc[0]) if "unit" in rows else ""
+            absolute[str(name)] = (value, unit.replace(" after 1 Oct", ""))
+    return relative, absolute
 
 
 def median_errors(table: pd.DataFrame) -> dict[str, float]:

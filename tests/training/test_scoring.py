@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from hydroseq.cli.training import signature_error_line, signature_lines
+from hydroseq.scoring.signature_errors import signature_table
 from hydroseq.training.scoring import SCORE_COLUMNS, SIGNATURE_COLUMNS, score_stations, summarise
+from tests.fixtures import CARAVAN_DIR
 
 
 def floods(length: int = 600) -> np.ndarray:
@@ -51,9 +54,32 @@ def test_signature_lines_sum_events_over_stations_and_skip_levels_without_thresh
     assert len(signature_lines(1, scores, events.iloc[:0])) == 1
 
 
-def test_signature_error_line_gives_the_median_relative_error_of_the_defined_signatures() -> None:
-    table = pd.DataFrame({"signature": ["q_mean", "q_mean", "q_mean", "hfd_mean", "runoff_ratio"],
-                          "relative_error": [-10.0, 5.0, 20.0, np.nan, 2.5]})
-    assert signature_error_line(1, table) == (
-        "lead 1 model, signatures' median error over stations: q_mean +5.0 %, runoff_ratio +2.5 %")
+def test_signature_error_line_gives_percent_errors_far_from_zero_and_differences_near_it() -> None:
+    table = pd.DataFrame({"signature": ["q_mean", "q_mean", "q_mean", "hfd_mean", "runoff_ratio", "hfd_mean"],
+                          "unit": ["mm d-1", "mm d-1", "mm d-1", "steps after 1 Oct", "1", "steps after 1 Oct"],
+                          "error": [-0.1, 0.05, 0.2, np.nan, 0.01, 3.0],
+                          "relative_error": [-10.0, 5.0, 20.0, np.nan, 2.5, 1.5]})
+    assert signature_error_line(1, table) == ("lead 1 model, signatures' median error over stations: q_mean +5.0 %, "
+                                              "runoff_ratio +2.5 %; as a difference: hfd_mean +3 steps")
     assert signature_error_line(2, table.iloc[3:4]).endswith("none defined")
+
+
+def test_a_signature_near_zero_is_summarised_as_a_difference_not_a_percent_of_it() -> None:
+    """Four bundled basins, water years 2011-2014, against a forecast 0.05 mm/d low and published at 0 below that:
+    three basins flow on all but 0-4 % of the days and the forecast has 21-59 % at zero, which read "zero_q_freq
+    +959.5 %"; the line now gives the median difference in the share of days, +0.231."""
+    stations = ["01022500", "02221525", "05057200", "11473900"]
+    columns = ["date", "streamflow", "total_precipitation_sum"]
+    frames = [pd.read_csv(CARAVAN_DIR / f"{station}.csv", usecols=columns, parse_dates=["date"]).set_index("date")
+              .loc["2010-10-01":"2014-09-30"] for station in stations]
+    observed = np.stack([frame["streamflow"].to_numpy() for frame in frames])
+    rain = np.stack([frame["total_precipitation_sum"].to_numpy() for frame in frames])
+    table = signature_table(observed, {"model": np.maximum(observed - 0.05, 0.0)}, pd.DatetimeIndex(frames[0].index),
+                            stations, rain, "mm d-1")
+    zero = table.query("signature == 'zero_q_freq'").set_index("station")
+    assert zero["observed"].max() < 0.05 and zero["relative_error"].median() > 900  # the percent that misled
+    line = signature_error_line(1, table)
+    assert f"zero_q_freq {zero['error'].median():+.3g}," in line and "zero_q_freq +0.231," in line
+    percents = [float(value) for value in re.findall(r"([+-]\d+(?:\.\d+)?) %", line)]
+    assert len(percents) == 3 and max(abs(value) for value in percents) < 10  # q95, q_mean, runoff_ratio
+    assert line.split(";")[0].endswith("q95 -1.9 %, q_mean -6.0 %, runoff_ratio -6.0 %")
