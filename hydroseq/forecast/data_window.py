@@ -15,10 +15,10 @@ from hydroseq.climate.derived import INDEX_YEARS, index_period
 from hydroseq.dataset import StationData
 from hydroseq.dataset.derived_inputs import derived_dynamic_series, derived_static_table, split_derived
 from hydroseq.dataset.forecast_inputs import read_forecast_inputs, read_reference_times, weather_members
+from hydroseq.dataset.plausible_values import check_forecast_plausible, check_plausible, file_bounds
 from hydroseq.errors import InputDataError
 from hydroseq.export.metadata import ExportMetadata
 from hydroseq.forecast.data_layout import check_data_layout
-from hydroseq.forecast.plausible_inputs import check_forecast_plausible, check_plausible, file_bounds
 from hydroseq.ingested import open_ingested
 
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ class IngestedFile:
     (:func:`hydroseq.forecast.data_layout.check_data_layout`).
 
     Use as a context manager; :meth:`read` loads a slice of steps of the model's variables, refusing a value the
-    forecast reads that is outside ingest's plausible range (:mod:`hydroseq.forecast.plausible_inputs`).
+    forecast reads that is outside ingest's plausible range (:mod:`hydroseq.dataset.plausible_values`).
     """
 
     def __init__(self, path: str | Path, metadata: ExportMetadata, forcing_forecast: str | Path | None = None,
@@ -114,7 +114,8 @@ class IngestedFile:
             target_units=info.target_units, forecast=forecast, forecast_names=tuple(item.variable for item in specs),
         )
         read = slice(0, (stop - 1 if last_issue is None else last_issue) - start + 1)  # up to the last issue step
-        check_plausible(data, read, self.metadata, self.bounds, self.path, forecast=False)  # read_forecast did
+        check_plausible(data, read, self.bounds, self.path, self.metadata.input_units, self.metadata.lagged_target,
+                        forecast=False)  # read_forecast checked the forecast inputs
         return data
 
     def _dynamic(self, window: xr.Dataset, name: str, start: int, stop: int) -> np.ndarray:
@@ -155,16 +156,17 @@ class IngestedFile:
                                         list(range(len(self.station_ids))), self.path, first, last, weather_member)
         read = slice(0, (stop - 1 if last_issue is None else last_issue) - start + 1)  # issued up to the last issue
         check_forecast_plausible(forecast[:, read], [item.variable for item in self.metadata.forecast_input_specs],
-                                 self.station_ids, self.times[start:stop][read], self.metadata, self.bounds,
-                                 self.path, columns=False)
+                                 self.station_ids, self.times[start:stop][read], self.bounds, self.path,
+                                 self.metadata.input_units)
         return forecast
 
     @property
     def bounds(self) -> dict[str, list[float]]:
         """The plausible range of each variable the model reads, in the file's units
-        (:func:`hydroseq.forecast.plausible_inputs.file_bounds`)."""
+        (:func:`hydroseq.dataset.plausible_values.file_bounds`)."""
         if self._bounds is None:
-            self._bounds = file_bounds(self.dataset, self.grid, self.metadata)
+            self._bounds = file_bounds(self.dataset, self.grid.step, model_variables(self.metadata),
+                                       self.metadata.static_inputs)
         return self._bounds
 
     def read_reference_times(self, start: int, stop: int, last_issue: int | None = None) -> dict[str, np.ndarray]:
@@ -255,3 +257,11 @@ class IngestedFile:
             target_standard_name=str(target.get("standard_name", "")),
             dataset_checksum=str(data.attrs.get("dataset_checksum", "")),
         )
+
+
+def model_variables(metadata: ExportMetadata) -> list[str]:
+    """The variables ``metadata``'s model reads: dynamic inputs, the target, the weather-forecast inputs and the
+    static attributes, once each."""
+    names = [*metadata.dynamic_inputs, metadata.target, *(item.variable for item in metadata.forecast_input_specs),
+             *metadata.static_inputs]
+    return list(dict.fromkeys(names))

@@ -5,49 +5,23 @@ The source's ``on_implausible`` decides: ``fail`` raises an error naming the fil
 timestamp, the variable and the value; ``mark_missing`` sets the value missing and counts it (the
 count per station and variable goes into the ingest report).
 
-Default bounds by kind, in the canonical unit of the kind (converted to the source units for the
-check); ``valid_min`` / ``valid_max`` in the config, in the source units, replace them side by side:
-
-==============  ============================  ==========  ==================================
-kind            canonical unit                default     why
-==============  ============================  ==========  ==================================
-depth           mm per source step            0 .. 5000   above any recorded multi-day total
-depth_rate      mm/d                          0 .. 50000  ~2000 mm/h, above any 1-minute burst
-volume_rate     m3/s                          0 .. 1e6    the Amazon's floods are ~3.5e5
-temperature     degC                          -90 .. 60   records -89.2 (Vostok), 56.7 degC
-other           (unchanged)                   ±1e30       finite, and float32 after aggregation
-==============  ============================  ==========  ==================================
-
-Quantities of the depth kinds that can be negative (evaporation with dew or condensation) need
-``valid_min`` in the config.
+The bounds are ingest's plausible ranges (:mod:`hydroseq.config.plausible_ranges`, which the forecast and the
+served model apply too): the defaults of the variable's kind in the source units, or ``valid_min`` /
+``valid_max`` in the config. Quantities of the depth kinds that can be negative (evaporation with dew or
+condensation) need ``valid_min`` in the config.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-import hydroseq.ingest.units as units
 from hydroseq.config.ingest import SourceConfig
+from hydroseq.config.plausible_ranges import DEFAULT_BOUNDS, bounds
 from hydroseq.config.variables import VariableSpec
 from hydroseq.errors import InputDataError
 from hydroseq.ingest.readers.base import RawSeries
 
-DEFAULT_BOUNDS: dict[str, tuple[float, float]] = {
-    "depth": (0.0, 5_000.0),
-    "depth_rate": (0.0, 50_000.0),
-    "volume_rate": (0.0, 1e6),
-    "temperature": (-90.0, 60.0),
-    "other": (-1e30, 1e30),
-}
-
-
-def bounds(spec: VariableSpec) -> tuple[float, float]:
-    """``(valid_min, valid_max)`` of ``spec`` in its source units: the configured ones, else the
-    defaults of its kind."""
-    low, high = DEFAULT_BOUNDS[spec.kind]
-    low = spec.valid_min if spec.valid_min is not None else units.from_canonical_rate(low, spec)
-    high = spec.valid_max if spec.valid_max is not None else units.from_canonical_rate(high, spec)
-    return low, high
+__all__ = ["DEFAULT_BOUNDS", "bounds", "screen"]
 
 
 def screen(series: RawSeries, source: SourceConfig) -> tuple[RawSeries, dict[str, int]]:

@@ -26,13 +26,14 @@ anywhere (:mod:`hydroseq.serving.pyfunc_model`), so it checks, each failure an
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from hydroseq.dataset import StationData
+from hydroseq.dataset.plausible_values import Bounds
+from hydroseq.dataset.plausible_values import check_plausible as check_values
 from hydroseq.dataset.window import history_slice
 from hydroseq.errors import InputDataError
 from hydroseq.export import ExportMetadata
@@ -42,8 +43,6 @@ from hydroseq.grid.issue_times import ISO_8601
 
 STATION, TIME = "station", "time"
 INPUT_NAME = "model input"  # stands for the file name in error messages
-ANY_VALUE = (-1e30, 1e30)  # ingest's bounds of a quantity of no known kind
-Bounds = Mapping[str, Sequence[float]]  # variable -> (low, high) in the ingested file's units
 
 
 def input_columns(metadata: ExportMetadata) -> list[str]:
@@ -169,7 +168,8 @@ def _static_table(values: np.ndarray, codes: np.ndarray, n_stations: int) -> np.
 
 
 def check_plausible(data: StationData, end: int, metadata: ExportMetadata, bounds: Bounds | None) -> None:
-    """Every value the forecast at grid step ``end`` reads lies within ``bounds`` (a variable they lack: ±1e30).
+    """Every value the forecast at grid step ``end`` reads lies within ``bounds`` (a variable they lack: ±1e30),
+    as ``hydroseq forecast`` checks a file (:func:`hydroseq.dataset.plausible_values.check_plausible`).
 
     Raises
     ------
@@ -177,38 +177,8 @@ def check_plausible(data: StationData, end: int, metadata: ExportMetadata, bound
         For the first value outside its bounds or infinite, naming the station, time, column,
         value and bounds.
     """
-    window = history_slice(end, metadata.seq_len)
-    for column, variable, values in _read_values(data, window, metadata):
-        low, high = (bounds or {}).get(variable, ANY_VALUE)
-        with np.errstate(invalid="ignore"):
-            bad = np.isinf(values) | (values < low) | (values > high)
-        if not bad.any():
-            continue
-        position = np.unravel_index(int(np.argmax(bad)), bad.shape)
-        value = float(values[position])
-        station = data.station_ids[position[0]]
-        when = f", {pd.Timestamp(data.times[window][position[1]]).isoformat()}Z" if len(position) > 1 else ""
-        unit = f" {metadata.input_units[variable]}" if variable in metadata.input_units else ""
-        why = ("is not finite" if not np.isfinite(value)
-               else f"is outside {low:g} .. {high:g}{unit}, the plausible range ingest applies to {variable}")
-        raise InputDataError(INPUT_NAME, f"{column} {value:g}{unit} {why}", f"station {station}{when}")
-
-
-def _read_values(data: StationData, window: slice,
-                 metadata: ExportMetadata) -> Iterator[tuple[str, str, np.ndarray]]:
-    """``(column, variable, values)`` of every input the forecast reads: ``[station, step]`` in ``window``,
-    ``[station]`` for the static attributes."""
-    for position, name in enumerate(data.dynamic_names):
-        yield name, name, data.dynamic[:, window, position]
-    if metadata.lagged_target:
-        yield data.target_name, data.target_name, data.target[:, window]
-    forecast = data.forecast[:, window]
-    columns = iter(forecast_columns(metadata))
-    for position, name in enumerate(data.forecast_names):
-        for lead in range(forecast.shape[-1]):
-            yield next(columns), name, forecast[:, :, position, lead]
-    for position, name in enumerate(data.static_names):
-        yield name, name, data.static[:, position]
+    check_values(data, history_slice(end, metadata.seq_len), bounds, INPUT_NAME, metadata.input_units,
+                 metadata.lagged_target, columns=forecast_columns(metadata))
 
 
 def check_lead_coverage(data: StationData, end: int, metadata: ExportMetadata) -> None:

@@ -174,9 +174,11 @@ def test_times_with_an_offset_are_converted_and_missing_columns_named(served, ex
     (VariableSpec(source="p", units="mm", aggregation="sum"), "1h", (0.0, 24 * 5_000.0)),  # 5000 mm per source step
     (VariableSpec(source="e", units="mm/d", aggregation="sum", valid_min=-20), "1D", (-20.0, 50_000.0)),
     (VariableSpec(source="t", units="K"), "1h", (-90.0, 60.0)),  # in the file's degC
-    (VariableSpec(source="q", units="m3/s", output_units="mm/d"), "1h", (0.0, 1e30)),  # needs the area: sign only
+    (VariableSpec(source="q", units="m3/s", output_units="mm/d"), "1h", (0.0, 50_000.0)),  # needs the area: mm/d's
     (ForecastVariableSpec(source="tp", units="m", aggregation="sum", accumulation="since_reference"), None,
-     (0.0, 1e30)),  # a product's steps are not known: sign only
+     (0.0, 50_000.0)),  # a product's steps are not known: a daily amount's default
+    (ForecastVariableSpec(source="tp", units="m", aggregation="sum", accumulation="since_reference", valid_max=0.5),
+     None, (0.0, 1e30)),  # ... unless the config sets valid_max (per product step): only its sign is known
     (VariableSpec(source="w", units="m s-1", convert=False), "1h", (-1e30, 1e30)),
 ])
 def test_the_bounds_of_ingest_are_carried_onto_a_daily_grid(spec: VariableSpec, source_step: str | None,
