@@ -25,10 +25,10 @@ from hydroseq.config.ingest import GridConfig, SourceConfig, StationsConfig
 from hydroseq.config.outlines import OutlinesConfig
 from hydroseq.config.train import DataConfig, ForecastInput
 
-_CARAVAN_VARIABLES = {name: {"source": name, "units": "degC" if name.startswith("temperature") else "mm/d",
-                              "aggregation": "mean" if name in ("temperature_2m_mean", "streamflow") else "sum"}
-                      for name in ("total_precipitation_sum", "temperature_2m_mean", "potential_evaporation_sum",
-                                   "streamflow")}
+_CARAVAN_VARIABLES: dict[str, dict[str, object]] = {
+    name: {"source": name, "units": "degC" if name.startswith("temperature") else "mm/d",
+           "aggregation": "mean" if name in ("temperature_2m_mean", "streamflow") else "sum"}
+    for name in ("total_precipitation_sum", "temperature_2m_mean", "potential_evaporation_sum", "streamflow")}
 _CARAVAN_VARIABLES["potential_evaporation_sum"]["valid_min"] = -20  # ERA5-Land's is negative on condensation days
 # The example source is configs/ingest_caravan_daily.yaml's: its dates name the local standard-time day each value
 # covers (interval_start; the default interval_end would put each value on the day before), on a grid whose days
