@@ -26,6 +26,14 @@ def non_negative_number(text: str) -> float:
     return _number(text, 0.0, math.inf, "a number, 0 or more")
 
 
+def positive_number(text: str) -> float:
+    """A number above 0 (seconds)."""
+    value = _number(text, 0.0, math.inf, "a number above 0")
+    if value == 0:
+        raise argparse.ArgumentTypeError(f"expected a number above 0, got {text!r}")
+    return value
+
+
 def share_value(text: str) -> float:
     """A share from 0 to 1."""
     return _number(text, 0.0, 1.0, "a share from 0 to 1")

@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from hydroseq.cli.arg_types import non_negative_number, positive_count
+from hydroseq.cli.arg_types import non_negative_number, positive_count, positive_number
 from hydroseq.cli.output import console_for, finish
 from hydroseq.errors import ConfigError, ExitCode
 
@@ -57,13 +57,16 @@ def add_fetch_options(fetch: argparse.ArgumentParser) -> None:
                        help="tries of each request before the source counts as unreachable: exit 6 (default 5)")
     fetch.add_argument("--retry-wait", type=non_negative_number, default=2.0, metavar="SECONDS",
                        help="wait before the second try, doubled before each further one, up to 60 s (default 2)")
+    fetch.add_argument("--deadline", type=positive_number, default=600.0, metavar="SECONDS",
+                       help="the longest one request may take, from its start to its last byte, before it counts as a "
+                            "failed try (default 600)")
 
 
 def fetch_command(args: argparse.Namespace) -> int:
     """Download what ``--source`` has for ``--issue-time`` into ``--out``; exit status 0."""
     from hydroseq.fetch import RetryPolicy, fetch_gauges, fetch_runs
 
-    policy = RetryPolicy(attempts=args.attempts, first_wait_s=args.retry_wait)
+    policy = RetryPolicy(attempts=args.attempts, first_wait_s=args.retry_wait, deadline_s=args.deadline)
     if args.source == "nwis":
         if args.stations is None:
             raise ConfigError("--source nwis needs --stations (a station table, or a file of USGS site numbers)")

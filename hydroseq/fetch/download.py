@@ -25,8 +25,8 @@ from typing import IO, Any, TypeVar
 
 import requests
 
-from hydroseq import __version__
 from hydroseq.errors import ConfigError, UnavailableError
+from hydroseq.fetch.session import deadline_passed
 
 LOGGER = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -49,6 +49,9 @@ class RetryPolicy:
         The longest wait between two tries.
     connect_timeout_s, read_timeout_s
         How long a connection may take to open, and a response to send its next bytes.
+    deadline_s
+        How long one request may take from its start to its last byte (a server that trickles its answer
+        a byte at a time never reaches the read timeout); past it the attempt has failed.
     """
 
     attempts: int = 5
@@ -56,10 +59,12 @@ class RetryPolicy:
     max_wait_s: float = 60.0
     connect_timeout_s: float = 10.0
     read_timeout_s: float = 60.0
+    deadline_s: float = 600.0
 
     def __post_init__(self) -> None:
-        if self.attempts < 1 or self.first_wait_s < 0 or self.max_wait_s < 0:
-            raise ConfigError(f"retries: attempts must be 1 or more and waits 0 or more, got {self}")
+        if self.attempts < 1 or self.first_wait_s < 0 or self.max_wait_s < 0 or not self.deadline_s > 0:
+            raise ConfigError(f"retries: attempts must be 1 or more, waits 0 or more and the deadline more than 0, "
+                              f"got {self}")
 
     def waits(self) -> Iterator[float]:
         """The waits before the second, third, ... attempt."""
@@ -123,6 +128,9 @@ def classify(error: BaseException, url: str) -> Exception | None:
             return Transient(where, f"HTTP {status} {error.response.reason or ''}".strip())
         return ConfigError(f"{where}: the server refused the request with HTTP {status} "
                            f"{error.response.reason or ''}".rstrip())
+    passed = deadline_passed(error) if isinstance(error, (requests.RequestException, ConnectionError)) else None
+    if passed is not None:
+        return Transient(_url_of(error, url), passed)
     if isinstance(error, requests.Timeout):
         return Transient(_url_of(error, url), "no answer in time")
     if isinstance(error, (requests.ConnectionError, requests.exceptions.ChunkedEncodingError,
@@ -145,22 +153,6 @@ def reason(error: BaseException) -> str:
 def _url_of(error: BaseException, default: str) -> str:
     request = getattr(error, "request", None)
     return str(getattr(request, "url", None) or default)
-
-
-class TimeoutSession(requests.Session):
-    """A ``requests`` session whose requests time out as the policy says, also when a library passes
-    ``timeout=None``; it names hydroseq in the ``User-Agent``."""
-
-    def __init__(self, policy: RetryPolicy) -> None:
-        super().__init__()
-        self.default_timeout = (policy.connect_timeout_s, policy.read_timeout_s)
-        self.headers["User-Agent"] = f"hydroseq/{__version__} {self.headers['User-Agent']}"
-
-    def request(self, method: str | bytes, url: str | bytes, *args: Any, **kwargs: Any) -> requests.Response:
-        """As :meth:`requests.Session.request`, with the policy's timeouts where none is given."""
-        if kwargs.get("timeout") is None:
-            kwargs["timeout"] = self.default_timeout
-        return super().request(method, url, *args, **kwargs)
 
 
 def download(session: requests.Session, url: str, out: IO[bytes], source: str, policy: RetryPolicy,
@@ -222,7 +214,7 @@ def _copy_range(session: requests.Session, url: str, out: IO[bytes], start: int,
         out.truncate()
         raise Transient(url, f"a response of {received} bytes where {expected} were asked for")
     if expected is not None and received < expected:
-        raise Transient(url, f"the response ended after {received} of {expected} bytes")
+        raise Transient(url, f"the transfer was truncated: expected {expected} bytes, got {received}")
 
 
 def _expected_bytes(response: requests.Response, begin: int, last: int | None) -> int | None:

@@ -14,7 +14,9 @@ from __future__ import annotations
 import contextlib
 import functools
 import io
+import json
 import logging
+import re
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -25,6 +27,7 @@ import requests
 from hydroseq.errors import ConfigError
 from hydroseq.fetch.download import Transient, classify, retrying
 from hydroseq.fetch.products import Piece, RunRequest
+from hydroseq.fetch.session import last_answer, what_came
 from hydroseq.fetch.store import check_grib
 
 LOGGER = logging.getLogger(__name__)
@@ -76,6 +79,10 @@ def _retrieve(client: Any, request: RunRequest, piece: Piece, param: str, target
         # pipe: they would break ``--json`` and fill logs. Both are kept off the terminal; the licence is a note.
         with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
             result = client.retrieve(fields, target=str(target))
+    except json.JSONDecodeError as error:  # the client reads the index a JSON object a line
+        last = client.session.last_response
+        raise Transient(last.url if last is not None else where, f"not an index of JSON lines ({error}): "
+                                                                 f"{last_answer(client.session)}") from None
     except ValueError as error:
         if "Cannot find index entries" not in str(error):
             raise
@@ -83,17 +90,45 @@ def _retrieve(client: Any, request: RunRequest, piece: Piece, param: str, target
                           "ECMWF open data does not have?)") from None
     except (AssertionError, RuntimeError, StopIteration) as error:
         # multiurl's checks of a transfer that ended early (sizes, multipart boundaries)
-        raise Transient(where, f"incomplete transfer ({type(error).__name__}: {error})"[:300]) from None
+        raise Transient(where, _truncated(client.session, target)
+                        or f"incomplete transfer ({type(error).__name__}: {error})"[:300]) from None
     except requests.RequestException as error:
         classified = classify(error, where)
         if classified is None:
             raise
-        raise classified from None
+        truncated = _cut(error)
+        raise (Transient(where, truncated) if truncated and isinstance(classified, Transient) else classified) \
+            from None
     finally:
         LOGGER.debug("ecmwf-opendata: %s", printed.getvalue().strip())
     try:
         check_grib(target)
     except ValueError as error:
-        raise Transient(where, f"incomplete transfer ({error})") from None
+        with target.open("rb") as written:
+            start = written.read(200)
+        raise Transient(where, str(error) if start.startswith(b"GRIB") else f"not GRIB data: {what_came(start)}") \
+            from None
     return [str(item[0] if isinstance(item, tuple) else item) for item in result.urls]
 
+
+def _cut(error: BaseException) -> str | None:
+    """``the transfer was truncated: expected N bytes, got M`` for an answer that ended before its length."""
+    cut = re.search(r"IncompleteRead\((\d+) bytes read, (\d+) more expected\)", str(error))
+    if cut is None:
+        return None
+    got, more = int(cut.group(1)), int(cut.group(2))
+    return f"the transfer was truncated: expected {got + more} bytes, got {got}"
+
+
+def _truncated(session: requests.Session, target: Path) -> str | None:
+    """``the file was truncated: expected N bytes, got M`` when the last request, for GRIB data, asked for more
+    bytes (its byte ranges, else its ``Content-Length``) than reached ``target``."""
+    last = getattr(session, "last_response", None)
+    if last is None or last.status_code not in (200, 206):
+        return None
+    ranges = re.findall(r"(\d+)-(\d+)", str(last.request.headers.get("Range", "")))
+    asked = sum(int(end) - int(first) + 1 for first, end in ranges) if ranges else None
+    if asked is None and last.headers.get("Content-Length", "").isdigit():
+        asked = int(last.headers["Content-Length"])
+    got = target.stat().st_size if target.exists() else 0
+    return f"the file was truncated: expected {asked} bytes, got {got}" if asked is not None and got < asked else None

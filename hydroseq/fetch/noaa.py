@@ -24,9 +24,10 @@ from urllib.parse import urlparse
 import pandas as pd
 import requests
 
-from hydroseq.errors import ConfigError, InputDataError
+from hydroseq.errors import ConfigError
 from hydroseq.fetch.download import ByteRange, NotPublished, Transient, classify, download, retrying, within
 from hydroseq.fetch.products import Piece, RunRequest
+from hydroseq.fetch.session import last_answer, what_came
 from hydroseq.fetch.store import check_grib
 
 LOGGER = logging.getLogger(__name__)
@@ -55,21 +56,64 @@ def piece_fetcher(request: RunRequest, session: requests.Session) -> Iterator[Pi
     if unknown:
         raise ConfigError(f"--params: {request.product.label}: no field {unknown[0]!r} (one of {', '.join(FIELDS)})")
     herbie = _herbie()
-    with tempfile.TemporaryDirectory(prefix="hydroseq-herbie-") as scratch:  # Herbie keeps each .idx it reads
+    with tempfile.TemporaryDirectory(prefix="hydroseq-herbie-") as scratch, _asked_through(session):
+        # Herbie keeps each .idx it reads in scratch, and asks with hydroseq's session (deadline, redirects)
 
         def fetch(piece: Piece, target: Path) -> list[str]:
             grib_url, idx_url, ranges = retrying(request.product.label,
                                                  lambda: _locate(herbie, request, piece, Path(scratch), session),
                                                  request.policy)
-            with target.open("wb") as out:
-                download(session, grib_url, out, request.product.label, request.policy, ranges)
-            try:
-                check_grib(target)
-            except ValueError as error:
-                raise InputDataError(idx_url, f"its byte ranges do not hold whole GRIB messages ({error})") from None
+            retrying(request.product.label, lambda: _download(session, grib_url, target, request, ranges),
+                     request.policy)
             return [grib_url, idx_url]
 
         yield fetch
+
+
+class _SessionRequests:
+    """The ``requests`` module as Herbie uses it, its ``get`` and ``head`` asked through hydroseq's session."""
+
+    def __init__(self, session: requests.Session) -> None:
+        self._session = session
+
+    def get(self, url: str, **options: Any) -> requests.Response:
+        """``session.get``."""
+        return self._session.get(url, **options)
+
+    def head(self, url: str, **options: Any) -> requests.Response:
+        """``session.head`` (no redirect followed, as ``requests.head``)."""
+        return self._session.head(url, **options)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(requests, name)
+
+
+@contextlib.contextmanager
+def _asked_through(session: requests.Session) -> Iterator[None]:
+    """Herbie's requests asked through ``session`` for the block (Herbie calls ``requests.get`` and ``head``)."""
+    import herbie.core
+
+    plain = getattr(herbie.core, "requests")  # noqa: B009 (the module Herbie imported, not one it exports)
+    setattr(herbie.core, "requests", _SessionRequests(session))  # noqa: B010
+    try:
+        yield
+    finally:
+        setattr(herbie.core, "requests", plain)  # noqa: B010
+
+
+def _download(session: requests.Session, url: str, target: Path, request: RunRequest,
+              ranges: list[ByteRange]) -> None:
+    """One attempt at a piece's byte ranges (each resumed and retried as the policy says), which must hold whole
+    GRIB messages: :class:`Transient` otherwise (a file shorter than its inventory says, or no GRIB at all)."""
+    with target.open("wb") as out:
+        download(session, url, out, request.product.label, request.policy, ranges)
+    try:
+        check_grib(target)
+    except ValueError as error:
+        with target.open("rb") as written:
+            start = written.read(200)
+        raise Transient(url, str(error) if start.startswith(b"GRIB") else f"not GRIB data: {what_came(start)}") \
+            from None
 
 
 def _herbie() -> Any:
@@ -123,13 +167,18 @@ def _locate(herbie: Any, request: RunRequest, piece: Piece, scratch: Path,
         if found.grib is None or found.idx is None:
             _why_absent(session, expected if found.grib is None else f"{expected}.idx")
         search = "|".join(f"(?:{FIELDS[param](piece.step)})" for param in request.params)
-        inventory = within(seconds, str(found.idx), lambda: found.inventory(search))
+        try:
+            inventory = within(seconds, str(found.idx), lambda: found.inventory(search))
+            ranges = _ranges(inventory, request, piece, str(found.idx))
+        except (ValueError, KeyError, IndexError, TypeError) as error:  # Herbie read what is no inventory
+            raise Transient(str(found.idx), f"not a wgrib2 inventory ({type(error).__name__}): "
+                                            f"{last_answer(session)}") from None
     except requests.RequestException as error:
         classified = classify(error, request.base_url)
         if classified is None:
             raise
         raise classified from None
-    return str(found.grib), str(found.idx), _ranges(inventory, request, piece, str(found.idx))
+    return str(found.grib), str(found.idx), ranges
 
 
 def _why_absent(session: requests.Session, url: str) -> None:

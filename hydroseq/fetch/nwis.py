@@ -27,8 +27,9 @@ import pandas as pd
 import requests
 
 from hydroseq.errors import ConfigError, InputDataError
-from hydroseq.fetch.download import NotPublished, RetryPolicy, TimeoutSession, Transient, classify, retrying
+from hydroseq.fetch.download import NotPublished, RetryPolicy, Transient, classify, retrying
 from hydroseq.fetch.products import parse_issue_time
+from hydroseq.fetch.session import TimeoutSession
 from hydroseq.fetch.store import FetchResult, read_sidecar, write_sidecar
 from hydroseq.fileio import atomic_path, make_output_dir
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import re
 import shutil
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -21,7 +22,7 @@ import pandas as pd
 import requests
 
 from hydroseq.errors import ConfigError, UnavailableError
-from hydroseq.fetch.download import NotPublished, RetryPolicy, TimeoutSession
+from hydroseq.fetch.download import NotPublished, RetryPolicy
 from hydroseq.fetch.ecmwf import ATTRIBUTION
 from hydroseq.fetch.products import (
     DEFAULT_PARAMS,
@@ -33,10 +34,12 @@ from hydroseq.fetch.products import (
     run_stem,
     runs_needed,
 )
+from hydroseq.fetch.session import TimeoutSession
 from hydroseq.fetch.store import FetchResult, is_complete, write_sidecar
 from hydroseq.fileio import atomic_path, clean_stale_temporaries, make_output_dir, remove_path, write_text_atomic
 
 LOGGER = logging.getLogger(__name__)
+SHORT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")  # an ecCodes shortName: it also names files here
 PieceFetcher = Callable[..., list[str]]
 
 
@@ -95,6 +98,10 @@ def fetch_runs(source: str, issue_time: str | pd.Timestamp, out: str | Path, *,
         raise ConfigError(f"--members: {product.label} files hold every member; --members applies to gefs")
     if not params:
         raise ConfigError("--params: no field given")
+    for param in params:
+        if not SHORT_NAME.match(param):
+            raise ConfigError(f"--params: {param!r} is not a field's shortName (letters and digits, then also _ . + -: "
+                              "tp, 2t, 10u, ...)")
     folder = Path(out) / product.name
     notes: list[str] = []
     missing: list[str] = []

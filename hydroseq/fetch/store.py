@@ -94,16 +94,23 @@ def check_grib(path: Path) -> int:
     ValueError
         Describing the first message that is cut short or malformed, or a file with none.
     """
-    count, position = 0, 0
+    count, position, size = 0, 0, path.stat().st_size
     with path.open("rb") as handle:
         while header := handle.read(16):
-            if len(header) < 16 or header[:4] != b"GRIB":
+            if header[:4] != b"GRIB"[:len(header[:4])]:
                 raise ValueError(f"no GRIB message starts at byte {position} (message {count + 1})")
+            if len(header) < 16:
+                raise ValueError(f"the file was truncated: GRIB message {count + 1} at byte {position} ends after "
+                                 f"{len(header)} bytes")
             edition = header[7]
             length = int.from_bytes(header[8:16] if edition == 2 else header[4:7], "big")
+            if position + length > size:
+                raise ValueError(f"the file was truncated: GRIB message {count + 1} at byte {position} expects "
+                                 f"{length} bytes, got {size - position}")
             handle.seek(position + length - 4)
             if length < 20 or handle.read(4) != b"7777":
-                raise ValueError(f"GRIB message {count + 1} at byte {position} is cut short or malformed")
+                raise ValueError(f"GRIB message {count + 1} at byte {position} is malformed: its {length} bytes do "
+                                 "not end in 7777")
             count, position = count + 1, position + length
     if count == 0:
         raise ValueError("no GRIB message in the file")

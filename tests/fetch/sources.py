@@ -18,6 +18,7 @@ import json
 import re
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -164,7 +165,7 @@ class SourceServer(ThreadingHTTPServer):
         self.root = root
         self.routes: dict[str, Route] = {}
         self.log: list[tuple[str, str, str | None]] = []  # method, path (with query), Range header
-        self.faults: dict[str, list[str]] = {}  # path suffix -> faults to play, one per GET: "500", "503", "cut"
+        self.faults: dict[str, list[str]] = {}  # path suffix -> faults to play, one per GET (see fail)
 
     @property
     def url(self) -> str:
@@ -173,7 +174,9 @@ class SourceServer(ThreadingHTTPServer):
 
     def fail(self, path_suffix: str, *faults: str) -> None:
         """Answer the next GETs of a path ending in ``path_suffix`` with ``faults`` in turn: ``500``/``503``
-        (an error status), ``cut`` (the headers of the whole answer, half its body, then the connection closed)."""
+        (an error status), ``cut`` (the headers of the whole answer, half its body, then the connection closed),
+        ``short:N`` (the same without the body's last N bytes), ``trickle:S`` (the whole answer, a byte every S
+        seconds), ``redirect:URL`` (a 302 to URL followed by the request's path and query)."""
         self.faults.setdefault(path_suffix, []).extend(faults)
 
     def gets(self, pattern: str = "") -> list[tuple[str, str | None]]:
@@ -223,43 +226,67 @@ class _Handler(BaseHTTPRequestHandler):
                       if split.path.endswith(suffix) and queue and send_body), None)
         if fault in ("500", "503"):
             return self._plain(int(fault), b"server error\n")
+        if fault and fault.startswith("redirect:"):
+            self.send_response(302)
+            self.send_header("Location", fault.removeprefix("redirect:").rstrip("/") + self.path)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return None
         if split.path in server.routes:
             status, kind, body = server.routes[split.path](parse_qs(split.query))
-            return self._send(status, {"Content-Type": kind}, body, send_body, fault == "cut")
+            return self._send(status, {"Content-Type": kind}, body, send_body, fault)
         path = (server.root / split.path.lstrip("/")).resolve()
         if not path.is_relative_to(server.root.resolve()) or not path.is_file():
             return self._plain(404, b"not found\n", send_body)
         data = path.read_bytes()
         ranges = _ranges(self.headers.get("Range"), len(data))
         if ranges is None:
-            return self._send(200, {"Accept-Ranges": "bytes"}, data, send_body, fault == "cut")
+            return self._send(200, {"Accept-Ranges": "bytes"}, data, send_body, fault)
         if len(ranges) == 1:
             first, last = ranges[0]
             return self._send(206, {"Accept-Ranges": "bytes", "Content-Range": f"bytes {first}-{last}/{len(data)}"},
-                              data[first:last + 1], send_body, fault == "cut")
+                              data[first:last + 1], send_body, fault)
         boundary = "hydroseqboundary"
         body = b"".join(f"--{boundary}\r\nContent-Type: application/octet-stream\r\n"
                         f"Content-Range: bytes {first}-{last}/{len(data)}\r\n\r\n".encode() + data[first:last + 1]
                         + b"\r\n" for first, last in ranges) + f"--{boundary}--\r\n".encode()
         return self._send(206, {"Content-Type": f"multipart/byteranges; boundary={boundary}"}, body, send_body,
-                          fault == "cut")
+                          fault)
 
     def _plain(self, status: int, body: bytes, send_body: bool = True) -> None:
-        self._send(status, {"Content-Type": "text/plain"}, body, send_body, False)
+        self._send(status, {"Content-Type": "text/plain"}, body, send_body, None)
 
-    def _send(self, status: int, headers: dict[str, str], body: bytes, send_body: bool, cut: bool) -> None:
+    def _send(self, status: int, headers: dict[str, str], body: bytes, send_body: bool, fault: str | None) -> None:
+        cut = fault == "cut" or (fault or "").startswith("short:")
         self.send_response(status)
         for name, value in {**headers, "Content-Length": str(len(body))}.items():
             self.send_header(name, value)
         if cut:
             self.send_header("Connection", "close")
         self.end_headers()
+        if send_body and fault and fault.startswith("trickle:"):
+            return self._trickle(body, float(fault.removeprefix("trickle:")))
         if send_body:
-            self.wfile.write(body[:len(body) // 2] if cut else body)
+            kept = len(body)
+            if fault == "cut":
+                kept //= 2
+            elif cut and fault:
+                kept -= int(fault.removeprefix("short:"))
+            self.wfile.write(body[:kept])
         if cut:
             self.wfile.flush()
             self.close_connection = True
             self.connection.shutdown(socket.SHUT_RDWR)
+
+    def _trickle(self, body: bytes, seconds: float) -> None:
+        """``body`` a byte every ``seconds``, until it is sent or the client goes away."""
+        try:
+            for position in range(len(body)):
+                self.wfile.write(body[position:position + 1])
+                self.wfile.flush()
+                time.sleep(seconds)
+        except OSError:
+            self.close_connection = True
 
 
 def _ranges(header: str | None, size: int) -> list[tuple[int, int]] | None:
