@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from hydroseq.dataset import StationData
-from hydroseq.dataset.plausible_values import Bounds
+from hydroseq.dataset.plausible_values import Bounds as Bounds  # pyfunc_model takes it from here
 from hydroseq.dataset.plausible_values import check_plausible as check_values
 from hydroseq.dataset.window import history_slice
 from hydroseq.errors import InputDataError
