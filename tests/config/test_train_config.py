@@ -44,8 +44,10 @@ def test_a_model_exported_before_the_rename_reads_its_length_without_a_warning()
 
 def test_every_shipped_train_config_serves_an_input_example_ending_on_the_demo_day(repo_root):
     """The logged model's input example (what `mlflow models serve` users copy first) ends on the day the
-    demo and the docs forecast: 2014-09-30 for the Caravan configs, 2005-06-15 for the hourly Ebnit one."""
+    demo and the docs forecast: 2014-09-30 for the Caravan configs, 2005-06-15 for the hourly Ebnit one, the end of
+    the test period (2021-09-30) for the agency's gauge in Luxembourg."""
     paths = sorted(repo_root.glob("configs/train_*.yaml")) + sorted(repo_root.glob("configs/finetune_*.yaml"))
     days = {path.name: load_config(path, TrainConfig).tracking.example_issue_time for path in paths}
     assert days.pop("train_ebnit_hourly_forecast.yaml") == dt.date(2005, 6, 15)
+    assert days.pop("finetune_agency.yaml") == days.pop("train_agency_scratch.yaml") == dt.date(2021, 9, 30)
     assert set(days.values()) == {dt.date(2014, 9, 30)}, days
