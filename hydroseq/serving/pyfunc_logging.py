@@ -27,11 +27,12 @@ from mlflow.models import ModelSignature, infer_signature
 from mlflow.types.schema import AnyType, ColSpec, DataType, Schema, TensorSpec
 
 import hydroseq
-from hydroseq.dataset import StationData, load_station_data
+from hydroseq.dataset import StationData
 from hydroseq.dataset.window import history_slice
 from hydroseq.export import ExportedModel, ExportMetadata
 from hydroseq.export.exporter import DataProvenance, export_trained_model
 from hydroseq.export.source import read_provenance
+from hydroseq.forecast.data_window import IngestedFile
 from hydroseq.forecast.table import AREA_COLUMN
 from hydroseq.scoring.thresholds import StationThresholds
 from hydroseq.serving.input_bounds import input_bounds
@@ -99,9 +100,8 @@ def log_exported_model(name: str, model_dir: str | Path, data_path: str | Path) 
     steps of the first stations of ``data_path``, an ingested file the model reads.
     """
     exported = ExportedModel(model_dir)
-    assert exported.metadata.train_config is not None  # a model this version has just exported records it
-    data_config = exported.metadata.train_config.data.model_copy(update={"stations": None})
-    station_data = load_station_data(data_path, data_config)
+    with IngestedFile(data_path, exported.metadata) as source:  # read as a forecast reads it (derived inputs)
+        station_data = source.read(0, len(source.times))
     _log_directory(name, exported, _example_ending(station_data, exported.metadata, station_data.n_times - 1),
                    input_bounds(data_path, exported.metadata), derive_thresholds(data_path, exported.metadata),
                    derive_stations(data_path, exported.metadata))
