@@ -150,9 +150,17 @@ def print_distribution_scores(scores: list[ProbabilisticScores], result: Forecas
         add_column(table, column, "right")
     for lead, score in zip(result.leads, scores, strict=True):
         rows = score.stations
-        table.add_row(lead_label(int(lead), result.step), f"{np.nanmedian(rows['crpss_climatology']):.3f}",
-                      f"{np.nanmedian(rows['crpss_persistence']):.3f}",
+        table.add_row(lead_label(int(lead), result.step), f"{_median(rows['crpss_climatology']):.3f}",
+                      f"{_median(rows['crpss_persistence']):.3f}",
                       f"{int((rows['crpss_climatology'] > 0).sum())} of {len(rows)}",
-                      f"{np.nanmedian(rows['coverage50']):.1%}", f"{np.nanmedian(rows['coverage90']):.1%}",
+                      f"{_median(rows['coverage50']):.1%}", f"{_median(rows['coverage90']):.1%}",
                       f"{score.pooled.get('bss_2-year', float('nan')):.3f}")
     console.print(table)
+
+
+def _median(values: object) -> float:
+    """The median of the finite values; NaN, without numpy's warning, when there is none (a climatology of a
+    training period the file does not hold)."""
+    finite = np.asarray(values, dtype=np.float64)
+    finite = finite[np.isfinite(finite)]
+    return float(np.median(finite)) if finite.size else float("nan")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import warnings
 from pathlib import Path
 
@@ -33,11 +34,16 @@ def test_the_former_name_max_len_is_read_as_seq_len_with_a_warning(tmp_path: Pat
         load_config(_config_with(tmp_path, max_len=120, seq_len=90), TrainConfig)
 
 
-def test_a_model_exported_before_the_rename_reads_its_length_without_a_warning() -> None:
-    assert '"max_len": 365' in (BASE_MODEL / "metadata.json").read_text()  # the shipped file, as released
+def test_a_model_exported_before_the_rename_reads_its_length_without_a_warning(tmp_path: Path) -> None:
+    """A metadata.json whose train config names the length max_len (as models exported before 0.1.0 do)."""
+    stored = json.loads((BASE_MODEL / "metadata.json").read_text())
+    data = stored["train_config"]["data"]
+    stored["train_config"]["data"] = {("max_len" if key == "seq_len" else key): value for key, value in data.items()}
+    (tmp_path / "metadata.json").write_text(json.dumps(stored))
+    assert '"max_len": 365' in (tmp_path / "metadata.json").read_text()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        metadata = ExportMetadata.read(BASE_MODEL)
+        metadata = ExportMetadata.read(tmp_path)
     assert metadata.train_config is not None and metadata.train_config.data.seq_len == metadata.seq_len == 365
     assert metadata.training_period is not None and metadata.training_period.start.year == 1981
 
