@@ -21,12 +21,14 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import IO, Any, TypeVar
 
 import requests
 
 from hydroseq.errors import ConfigError, UnavailableError
-from hydroseq.fetch.session import deadline_passed
+from hydroseq.fetch.session import deadline_passed, what_came
+from hydroseq.fetch.store import check_grib
 
 LOGGER = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -253,3 +255,15 @@ def within(seconds: float, url: str, call: Callable[[], T]) -> T:
         raise outcome["error"]
     value: T = outcome["value"]
     return value
+
+
+def check_fetched_grib(target: Path, where: str) -> None:
+    """Refuse a fetched file that does not hold whole GRIB messages, as :class:`Transient` (retried): a file
+    shorter than its messages say, or no GRIB at all (an HTML page, say, named by what it is)."""
+    try:
+        check_grib(target)
+    except ValueError as error:
+        with target.open("rb") as written:
+            start = written.read(200)
+        raise Transient(where, str(error) if start.startswith(b"GRIB") else f"not GRIB data: {what_came(start)}") \
+            from None

@@ -25,10 +25,9 @@ from typing import Any
 import requests
 
 from hydroseq.errors import ConfigError
-from hydroseq.fetch.download import Transient, classify, retrying
+from hydroseq.fetch.download import Transient, check_fetched_grib, classify, retrying
 from hydroseq.fetch.products import Piece, RunRequest
-from hydroseq.fetch.session import last_answer, what_came
-from hydroseq.fetch.store import check_grib
+from hydroseq.fetch.session import last_answer
 
 LOGGER = logging.getLogger(__name__)
 ATTRIBUTION = "ECMWF open data is licensed CC BY 4.0: attribute ECMWF when using it"
@@ -101,13 +100,7 @@ def _retrieve(client: Any, request: RunRequest, piece: Piece, param: str, target
             from None
     finally:
         LOGGER.debug("ecmwf-opendata: %s", printed.getvalue().strip())
-    try:
-        check_grib(target)
-    except ValueError as error:
-        with target.open("rb") as written:
-            start = written.read(200)
-        raise Transient(where, str(error) if start.startswith(b"GRIB") else f"not GRIB data: {what_came(start)}") \
-            from None
+    check_fetched_grib(target, where)
     return [str(item[0] if isinstance(item, tuple) else item) for item in result.urls]
 
 

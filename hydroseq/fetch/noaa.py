@@ -25,10 +25,18 @@ import pandas as pd
 import requests
 
 from hydroseq.errors import ConfigError
-from hydroseq.fetch.download import ByteRange, NotPublished, Transient, classify, download, retrying, within
+from hydroseq.fetch.download import (
+    ByteRange,
+    NotPublished,
+    Transient,
+    check_fetched_grib,
+    classify,
+    download,
+    retrying,
+    within,
+)
 from hydroseq.fetch.products import Piece, RunRequest
-from hydroseq.fetch.session import last_answer, what_came
-from hydroseq.fetch.store import check_grib
+from hydroseq.fetch.session import last_answer
 
 LOGGER = logging.getLogger(__name__)
 HERBIE_PRODUCTS = {"gfs": "pgrb2.0p25", "gefs": "atmos.5"}
@@ -107,13 +115,7 @@ def _download(session: requests.Session, url: str, target: Path, request: RunReq
     GRIB messages: :class:`Transient` otherwise (a file shorter than its inventory says, or no GRIB at all)."""
     with target.open("wb") as out:
         download(session, url, out, request.product.label, request.policy, ranges)
-    try:
-        check_grib(target)
-    except ValueError as error:
-        with target.open("rb") as written:
-            start = written.read(200)
-        raise Transient(url, str(error) if start.startswith(b"GRIB") else f"not GRIB data: {what_came(start)}") \
-            from None
+    check_fetched_grib(target, url)
 
 
 def _herbie() -> Any:
