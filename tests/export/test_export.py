@@ -16,7 +16,7 @@ import xarray as xr
 
 from hydroseq.cli import main
 from hydroseq.dataset import Scalers
-from hydroseq.errors import HydroseqError, InputDataError
+from hydroseq.errors import ConfigError, HydroseqError, InputDataError
 from hydroseq.export import METADATA_FILE, ONNX_FILE, PT2_FILE, ExportedModel, ExportMetadata, export_model
 from hydroseq.fileio import sha256_file
 from hydroseq.grid import GridSpec
@@ -151,7 +151,7 @@ def test_modified_model_file_is_refused(exported: Path, tmp_path: Path) -> None:
     with pytest.raises(InputDataError, match="checksum differs"):
         ExportedModel(copy)
     (copy / METADATA_FILE).unlink()
-    with pytest.raises(InputDataError, match="metadata.json missing"):
+    with pytest.raises(ConfigError, match="metadata.json missing"):  # a folder that holds no model: exit 3
         ExportedModel(copy)
 
 

@@ -40,7 +40,8 @@ def _data_volume(root: Path) -> Path:
     for folder in ("stations", "daily_caravan_camels_us"):
         shutil.copytree(REPO_ROOT / "data" / folder, root / "data" / folder)
     config = load_config(REPO_ROOT / "configs" / "ingest_caravan_daily.yaml", IngestConfig)
-    config.grid.start, config.grid.end = dt.date(2013, 1, 1), dt.date.fromisoformat(FIRST)
+    # from 2012-06: the base model derives its climate indices from at least two years before the issue day
+    config.grid.start, config.grid.end = dt.date(2012, 6, 1), dt.date.fromisoformat(FIRST)
     (root / "data" / "ingest.yaml").write_text(dump_config(config))
     config.grid.start = config.grid.end
     (root / "data" / "ingest_daily.yaml").write_text(dump_config(config))
