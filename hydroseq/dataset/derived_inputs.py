@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from hydroseq.climate import DERIVED_DYNAMIC, DERIVED_STATIC, derive_dynamic, derive_static
+from hydroseq.climate import derive_dynamic, derive_static, is_derived
 from hydroseq.climate.derived import ShortRecordError
 from hydroseq.config.derived import ClimateSources
 from hydroseq.config.units import same_units
@@ -86,5 +86,4 @@ def _source(window: xr.Dataset, path: Path, rows: Sequence[int], role: str, sour
 
 def split_derived(names: Sequence[str]) -> tuple[list[str], list[str]]:
     """``(read from the file, derived)`` names of ``names``, each list in the order given."""
-    derived = [name for name in names if name in DERIVED_DYNAMIC or name in DERIVED_STATIC]
-    return [name for name in names if name not in derived], derived
+    return [name for name in names if not is_derived(name)], [name for name in names if is_derived(name)]
