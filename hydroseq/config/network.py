@@ -22,6 +22,21 @@ class BatchingConfig(StrictModel):
     pin_memory: bool | Literal["auto"] = "auto"
 
 
+class BaseCorrectionConfig(StrictModel):
+    """A week-ahead model that corrects a trained base model without weather-forecast inputs.
+
+    The network holds the base (``training.init_from``, frozen: its members, weights, calibration and
+    scalers) and adds a roll-out over the lead window, started from the base members' mean hindcast
+    state, that reads the weather forecast and shifts the base's median and scales its spread at each
+    lead. Leads past the base's last take its last lead's quantiles as the anchor. Where the forecast
+    is absent at a lead, and at leads whose correction is switched off (chosen on validation), the
+    output is the base's own (:class:`hydroseq.model.base_correction.BaseCorrectedModel`).
+    """
+
+    base_leads: list[PositiveInt] = Field(description="the leads the base model predicts (its data.leads)")
+    base_members: PositiveInt = Field(description="the base model's ensemble members")
+
+
 class ModelConfig(StrictModel):
     """An LSTM with an optional linear embedding and a linear head."""
 
@@ -38,6 +53,10 @@ class ModelConfig(StrictModel):
                            "from the hindcast state (a handoff) instead of as extra inputs of the hindcast LSTM")
     forecast_hidden_size: PositiveInt | None = Field(None, description="size of the roll-out LSTM (default "
                                                                         "hidden_size)")
+    base_correction: BaseCorrectionConfig | None = Field(
+        None, description="with forecast_rollout and training.init_from: correct that base model's forecast "
+                          "instead of forecasting from a hindcast LSTM of its own (hidden_size, observed_skip and "
+                          "quantiles are the base's)")
     quantiles: list[float] | None = Field(
         None, description="per-step mode: predict these quantile levels of every lead (strictly increasing in "
                           "(0, 1), 0.5 among them: the point forecast) instead of one value; train with "

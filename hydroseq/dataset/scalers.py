@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +74,22 @@ class Scalers:
             scalers.forecast_mean, scalers.forecast_std = _mean_std(
                 _train_forecast_values(station_data, in_train), station_data.forecast_names, station_data.path)
         return scalers
+
+    def with_inputs_of(self, other: Scalers) -> Scalers:
+        """These forecast-input scalers with ``other``'s scalers of every other input and of the target.
+
+        Raises
+        ------
+        ConfigError
+            If ``other`` scales other variables than these.
+        """
+        if (other.dynamic_names, other.static_names, other.target_name) != (
+                self.dynamic_names, self.static_names, self.target_name):
+            raise ConfigError(f"the base model scales {other.dynamic_names + other.static_names} and "
+                              f"{other.target_name}, this data {self.dynamic_names + self.static_names} and "
+                              f"{self.target_name}")
+        return replace(other, forecast_names=list(self.forecast_names), forecast_mean=self.forecast_mean.copy(),
+                       forecast_std=self.forecast_std.copy())
 
     def transform_forecast(self, forecast: np.ndarray) -> np.ndarray:
         """Scale forecast inputs ``[..., input, lead]`` whose input axis follows ``forecast_names``."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import cast
 
 import torch
@@ -21,7 +22,7 @@ class EnsembleModel(nn.Module):
 
     quantile_scale: Tensor
 
-    def __init__(self, members: list[LSTMModel]) -> None:
+    def __init__(self, members: Sequence[nn.Module]) -> None:
         super().__init__()
         if not members:
             raise ValueError("an ensemble needs at least one member")
@@ -29,7 +30,7 @@ class EnsembleModel(nn.Module):
             raise ValueError("ensemble members must share one mode")
         self.members = nn.ModuleList(members)
         # the spread calibration of the member mean (ones until fitted); the checkpoint holds it
-        self.register_buffer("quantile_scale", torch.ones_like(members[0].quantile_scale), persistent=False)
+        self.register_buffer("quantile_scale", torch.ones_like(self.first_member.quantile_scale), persistent=False)
 
     @property
     def first_member(self) -> LSTMModel:

@@ -119,13 +119,19 @@ class LSTMModel(nn.Module):
         ``last_only`` (per-step mode): only each row's output at its last valid step, ``[B, n_outputs]``,
         with the heads (and the roll-out) applied at that step alone.
         """
-        inputs = x
+        return self.outputs(self.hindcast(x, lengths, path), x, lengths, last_only)
+
+    def hindcast(self, x: Tensor, lengths: Tensor, path: LSTMPath | None = None) -> Tensor:
+        """The hindcast LSTM's output (after dropout): ``[B, T, hidden]``, or ``[B, hidden]`` in sequence mode."""
         if self.hindcast_columns is not None:
             x = x[..., self.hindcast_columns]
         if self.embedding is not None:
             x = self.embedding(x)
         features = self._packed(x, lengths) if (path or self.lstm_path) == "packed" else self._padded(x, lengths)
-        features = self.dropout(features)
+        return self.dropout(features)
+
+    def outputs(self, features: Tensor, inputs: Tensor, lengths: Tensor, last_only: bool = False) -> Tensor:
+        """:meth:`forward`'s result from the :meth:`hindcast` ``features`` of ``inputs``."""
         newest = None
         if self.skip_columns is not None:
             value, flag = self.skip_columns

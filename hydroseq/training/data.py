@@ -49,11 +49,17 @@ def resolve_data_path(config: TrainConfig, data_path: str | Path | None) -> Path
 
 
 def load_training_data(config: TrainConfig, data_path: str | Path | None = None,
-                       scalers: Scalers | None = None) -> TrainingData:
-    """Load the dataset, fit the scalers on the training period (unless given) and index the train split."""
+                       scalers: Scalers | None = None, input_scalers: Scalers | None = None) -> TrainingData:
+    """Load the dataset, fit the scalers on the training period (unless given) and index the train split.
+
+    ``input_scalers``: fit only the forecast inputs' scalers here and take every other one from these
+    (a correction reads the history with its base's scalers).
+    """
     path = resolve_data_path(config, data_path)
     station_data = load_station_data(path, config.data)
     scalers = scalers or Scalers.fit(station_data, config.data)
+    if input_scalers is not None:
+        scalers = scalers.with_inputs_of(input_scalers)
     index = build_sample_index(station_data, config.data, "train")
     if len(index) == 0:
         raise InputDataError(path, "the training period holds no sample (check splits, min_len and gaps)",

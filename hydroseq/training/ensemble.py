@@ -25,7 +25,7 @@ from hydroseq.fileio import write_text_atomic
 from hydroseq.training.base_checks import check_data_units
 from hydroseq.training.data import load_training_data, resolve_data_path
 from hydroseq.training.finish import finish_run, start_run
-from hydroseq.training.init_from import load_base_model
+from hydroseq.training.init_from import base_scalers, load_base_model
 from hydroseq.training.result import MemberCallback, ModelLogger, TrainResult
 from hydroseq.training.runtime import resolve_device
 
@@ -60,7 +60,7 @@ def train_ensemble(config: TrainConfig, data_path: str | Path | None, resume: bo
     base = load_base_model(config.training.init_from, tracking_uri) if config.training.init_from else None
     if base is not None:
         check_data_units(resolve_data_path(config, data_path), base.input_units)
-    data = load_training_data(config, data_path, base.checkpoint.scalers if base else None)
+    data = load_training_data(config, data_path, *base_scalers(config, base))
     parent = record.get("parent_run_id") or start_run(config, data, uri, out_dir,
                                                       extra_tags=base.tags if base else None)
     finished: dict[str, dict] = record.get("members", {})

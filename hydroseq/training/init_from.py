@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from torch import nn
 
 from hydroseq.config import TrainConfig
+from hydroseq.dataset import Scalers
 from hydroseq.errors import ConfigError
-from hydroseq.model import LSTMModel
 from hydroseq.training.base_checks import read_base_directory
 from hydroseq.training.checkpoint import WEIGHTS_FILE, Checkpoint
 from hydroseq.training.tracking import load_run_checkpoint
@@ -82,14 +83,56 @@ def load_base_model(init_from: str | Path, tracking_uri: str | None = None) -> B
 def check_same_layout(config: TrainConfig, base: BaseModel) -> None:
     """Raise :class:`ConfigError` naming each setting where ``config`` changes the base's inputs or network."""
     theirs = base.checkpoint.config
-    differences = [f"data.{key}: {_shown(getattr(config.data, key))} (the base has {_shown(getattr(theirs.data, key))})"
-                   for key in DATA_LAYOUT if _shown(getattr(config.data, key)) != _shown(getattr(theirs.data, key))]
+    differences = _differing("data", config.data, theirs.data, DATA_LAYOUT)
     ours_model, base_model = config.model.model_dump(mode="json"), theirs.model.model_dump(mode="json")
     differences += [f"model.{key}: {ours_model[key]!r} (the base has {base_model[key]!r})"
                     for key in ours_model if key not in MODEL_TRAINING_ONLY and ours_model[key] != base_model[key]]
     if differences:
         raise ConfigError(f"--init-from {base.source}: a fine-tuning config keeps the base model's inputs and "
                           f"network; it changes {'; '.join(differences)}")
+
+
+# what a correction keeps of its base: the base reads the history exactly as it was trained to
+CORRECTED_LAYOUT = ("dynamic_inputs", "static_inputs", "target", "mode", "lagged_target",
+                    "per_station_target_scaling", "day_convention")
+CORRECTED_NETWORK = ("hidden_size", "num_layers", "embedding_size", "observed_skip", "quantiles")
+
+
+def check_correctable(config: TrainConfig, base: BaseModel) -> None:
+    """Raise :class:`ConfigError` unless ``config`` (``model.base_correction``) can hold ``base`` frozen:
+    the same history inputs, network and quantiles, no forecast inputs of the base's own, the members
+    and leads the config says."""
+    theirs = base.checkpoint.config
+    correction = config.model.base_correction
+    assert correction is not None
+    differences = _differing("data", config.data, theirs.data, CORRECTED_LAYOUT)
+    differences += _differing("model", config.model, theirs.model, CORRECTED_NETWORK)
+    if theirs.data.forecast_inputs:
+        differences.append("the base reads weather-forecast inputs itself")
+    if list(correction.base_leads) != list(theirs.data.leads or []):
+        differences.append(f"model.base_correction.base_leads: {correction.base_leads} (the base has "
+                           f"{theirs.data.leads})")
+    members = len(base.checkpoint.member_states) or 1
+    if correction.base_members != members:
+        differences.append(f"model.base_correction.base_members: {correction.base_members} (the base has {members})")
+    if differences:
+        raise ConfigError(f"--init-from {base.source}: a correction holds the base as it was trained; "
+                          f"it changes {'; '.join(differences)}")
+
+
+def corrects(config: TrainConfig, base: BaseModel | None) -> bool:
+    """Whether a run of ``config`` from ``base`` is a correction's first run (``model.base_correction`` over a base
+    without one); fine-tuning a trained correction is plain fine-tuning."""
+    return (config.model.base_correction is not None and base is not None
+            and base.checkpoint.config.model.base_correction is None)
+
+
+def base_scalers(config: TrainConfig, base: BaseModel | None) -> tuple[Scalers | None, Scalers | None]:
+    """``(scalers, input_scalers)`` of :func:`hydroseq.training.data.load_training_data` for a run from ``base``:
+    a fine-tuning run keeps the base's scalers, a correction fits its forecast inputs' only."""
+    if base is None:
+        return None, None
+    return (None, base.checkpoint.scalers) if corrects(config, base) else (base.checkpoint.scalers, None)
 
 
 def initial_weights(base: BaseModel, seed: int) -> dict[str, torch.Tensor]:
@@ -99,13 +142,19 @@ def initial_weights(base: BaseModel, seed: int) -> dict[str, torch.Tensor]:
     return states[(seed - base.checkpoint.config.training.seed) % len(states)]
 
 
-def freeze(model: LSTMModel, parts: Sequence[str]) -> None:
+def freeze(model: nn.Module, parts: Sequence[str]) -> None:
     """Stop the gradients of the named parts (``embedding``, ``lstm``) of ``model``."""
     for part in parts:
         module = getattr(model, part, None)
         if module is None:
             raise ConfigError(f"training.freeze: the model has no {part} to freeze")
         module.requires_grad_(False)
+
+
+def _differing(section: str, ours: Any, theirs: Any, keys: Sequence[str]) -> list[str]:
+    """``section.key: ours (the base has theirs)`` for each of ``keys`` whose values differ."""
+    return [f"{section}.{key}: {_shown(getattr(ours, key))} (the base has {_shown(getattr(theirs, key))})"
+            for key in keys if _shown(getattr(ours, key)) != _shown(getattr(theirs, key))]
 
 
 def _shown(value: Any) -> Any:

@@ -26,16 +26,24 @@ import hydroseq.training.distributed as distributed
 import hydroseq.training.store as store
 import hydroseq.training.tracking as tracking
 from hydroseq.batching import BatchLoader, make_loader
-from hydroseq.config import TrainConfig
+from hydroseq.config import ConfigError, TrainConfig
 from hydroseq.config.stores import resolve_tracking_uri
 from hydroseq.fileio import make_output_dir, prepare_output_file
-from hydroseq.model import LSTMModel, get_model, masked_mse, nse_loss, pinball_loss
+from hydroseq.model import BaseCorrectedModel, LSTMModel, get_model, masked_mse, nse_loss, pinball_loss
 from hydroseq.training.augment import hide_forecast, hide_observed
 from hydroseq.training.base_checks import check_data_units
 from hydroseq.training.data import TrainingData, load_training_data, resolve_data_path
 from hydroseq.training.ensemble import train_ensemble
 from hydroseq.training.finish import finish_run, start_run
-from hydroseq.training.init_from import check_same_layout, freeze, initial_weights, load_base_model
+from hydroseq.training.init_from import (
+    base_scalers,
+    check_correctable,
+    check_same_layout,
+    corrects,
+    freeze,
+    initial_weights,
+    load_base_model,
+)
 from hydroseq.training.predict import eval_batch_size, predict_split
 from hydroseq.training.result import EpochCallback, MemberCallback, ModelLogger, TrainResult
 from hydroseq.training.runtime import (
@@ -87,14 +95,22 @@ def train(config: TrainConfig, data_path: str | Path | None = None, resume: bool
         prepare_output_file(out_dir / checkpoint_file)
     last = resume_from(out_dir) if resume else None
     base = load_base_model(cfg.init_from, tracking_uri) if cfg.init_from else None
+    correcting = corrects(config, base)
+    if config.model.base_correction is not None and base is None:
+        raise ConfigError("model.base_correction needs training.init_from: the base model it corrects")
     if base is not None:
-        check_same_layout(config, base)
+        (check_correctable if correcting else check_same_layout)(config, base)
         check_data_units(resolve_data_path(config, data_path), base.input_units)  # the base's scalers read them
-    data = load_training_data(config, data_path, last.scalers if last else base.checkpoint.scalers if base else None)
+    data = load_training_data(config, data_path, last.scalers) if last else load_training_data(
+        config, data_path, *base_scalers(config, base))
     torch.manual_seed(cfg.seed)
     model = get_model(config.model, len(data.feature_names), data.n_outputs, config.data.mode,
                       lstm_path=resolve_lstm_path(cfg, device), data=config.data)
-    if base is not None:
+    if correcting and isinstance(model, BaseCorrectedModel) and base is not None:
+        scale = base.checkpoint.quantile_scale
+        model.load_base(base.checkpoint.member_states or [base.checkpoint.model_state],
+                        None if scale is None else torch.tensor(scale, dtype=torch.float32))
+    elif base is not None:
         model.load_state_dict(initial_weights(base, cfg.seed))
         freeze(model, cfg.freeze)
     model = model.to(device)
@@ -225,7 +241,8 @@ def train_one_epoch(model: torch.nn.Module, optimizer: torch.optim.Optimizer, lo
             "learning_rate": optimizer.param_groups[0]["lr"]}
 
 
-def validate(model: LSTMModel, data: TrainingData, config: TrainConfig, device: torch.device) -> dict[str, float]:
+def validate(model: LSTMModel | BaseCorrectedModel, data: TrainingData, config: TrainConfig,
+             device: torch.device) -> dict[str, float]:
     """Validation loss (MSE of the scaled target), median NSE / KGE over stations (the first lead, or their
     mean over the leads with ``training.selection_leads: all``), seconds taken."""
     start = time.perf_counter()
