@@ -37,6 +37,20 @@ Errors (``--error-model``):
   ``lead_growing`` structure with twice the displacement and amount spread, amounts independent
   between leads and 20 % too dry, and temperatures 1 K too warm with 1.5 times the spread.
 
+- ``family`` (the week-ahead model's training errors): a *family* of error models, one drawn at
+  random for every station and chunk of ``FAMILY_CHUNK_DAYS`` days: a precipitation timing random
+  walk of 0-0.6 days per lead; amount spread ``a + b (l - 1)``, ``a`` in 0.1-0.6 and ``b`` in 0-0.15,
+  correlated over the leads (lag one 0-0.9); an amount bias x0.70-1.42; misses (a wet day forecast
+  dry, 0-20 %) and false alarms (a dry day given an exponential amount of mean 1.6-8 mm, 0-20 %), no
+  day above 500 mm; temperature bias -1.5..1.5 K and spread ``0.3-1.0 + (0.1-0.4)(l - 1)`` K;
+  and the value issued is the mean of 1 or 5 such members (an ensemble mean: drizzle, lower peaks).
+- ``nwp_like`` (held out: never trained or chosen on): another functional form. The whole run is
+  late or early together (``z (0.2 + 0.1 l)`` days, one ``z`` per run); intensities are compressed
+  towards 5 mm (``x (x / 5)^-0.3``: light rain too wet, storms too dry) with 0.3 mm of drizzle on dry
+  days beside wet ones; amounts get independent gamma errors of variation ``0.25 + 0.1 (l - 1)``;
+  temperatures a seasonal bias ``1.2 sin(2 pi doy / 365.25)`` K and an AR(1) error (0.9) of
+  ``0.5 + 0.2 (l - 1)`` K.
+
 The noise depends only on the seed and the array's shape, never on the observations: the product
 of one reference time uses the observations of its own valid times and nothing published later.
 The file's global attributes say that it is generated and how.
@@ -61,7 +75,12 @@ from hydroseq.ingested import open_ingested
 EPOCH = np.datetime64("1970-01-01T00:00:00", "ns")
 
 
-ERROR_MODELS = ("independent", "lead_growing", "harsh")
+ERROR_MODELS = ("independent", "lead_growing", "harsh", "family", "nwp_like")
+FAMILY_CHUNK_DAYS = 90
+FAMILY_MEMBERS = (1, 5)
+WET_DAY_MM = 1.0
+FALSE_ALARM_MM = 8.0   # about the mean wet-day amount of the CAMELS-US basins
+FAMILY_MAX_MM = 500.0  # a forecast day's cap: a 1-in-1000 error on a 150 mm day stays below ingest's world record
 
 
 @dataclass(frozen=True)
@@ -117,10 +136,16 @@ def make_product(data: Path, variables: Sequence[str], out: Path, noise_std: Seq
         if error_model == "independent":
             assert noise_std is not None
             noisy = _independent(observed, horizon, first_fraction, np.asarray(noise_std, np.float64), is_amount, rng)
+        elif error_model == "family":
+            noisy = _family(observed, horizon, first_fraction, is_amount, _is_temperature(ds[name], name), rng)
+        elif error_model == "nwp_like":
+            day_of_year = pd.DatetimeIndex(labels).day_of_year.to_numpy()
+            noisy = _nwp_like(observed, horizon, first_fraction, is_amount, _is_temperature(ds[name], name),
+                              day_of_year, rng)
         else:
             sizes = LeadErrors.named(error_model, error_scale)
             noisy = _lead_growing(observed, horizon, first_fraction, sizes, is_amount,
-                                  name.startswith("temperature") or ds[name].attrs.get("units") in ("degC", "K"), rng)
+                                  _is_temperature(ds[name], name), rng)
         if is_amount:
             values, units, attrs = np.cumsum(noisy, axis=1) / 1000.0, "m", {"GRIB_stepType": "accum"}
         else:
@@ -209,6 +234,108 @@ def _lead_growing(observed: np.ndarray, horizon: int, first_fraction: float, siz
         scale = np.nanstd(observed, axis=0)[None, None, :] / 3.0
         spread, bias = spread * scale, 0.0
     error = bias + spread * _ar1(rng, shape, sizes.temperature_correlation)
+    return truth + np.concatenate([error[:, :1], error], axis=1)
+
+
+def _is_temperature(variable: xr.DataArray, name: str) -> bool:
+    return name.startswith("temperature") or variable.attrs.get("units") in ("degC", "K")
+
+
+def _displaced(observed: np.ndarray, position: np.ndarray, truth: np.ndarray) -> np.ndarray:
+    """``observed`` read at the fractional steps ``position [time, lead, station]``, linearly interpolated
+    (NaN outside the record and where the true value is missing)."""
+    count, stations = observed.shape
+    index = np.clip(np.floor(position), 0, count - 2).astype(np.int64)
+    weight = position - index
+    columns = np.arange(stations)[None, None, :]
+    moved = (1 - weight) * observed[index, columns] + weight * observed[index + 1, columns]
+    moved[(position < 0) | (position > count - 1)] = np.nan
+    moved[np.isnan(truth)] = np.nan
+    return moved
+
+
+def _chunk_draws(rng: np.random.Generator, count: int, stations: int, low: float, high: float) -> np.ndarray:
+    """One uniform draw in ``[low, high)`` per station and chunk of days, repeated over it: ``[time, 1, station]``."""
+    draws = rng.uniform(low, high, (count // FAMILY_CHUNK_DAYS + 1, stations))
+    return np.repeat(draws, FAMILY_CHUNK_DAYS, axis=0)[:count, None, :]
+
+
+def _ar1_varying(rng: np.random.Generator, shape: tuple[int, int, int], correlation: np.ndarray) -> np.ndarray:
+    """:func:`_ar1` with a lag-one correlation per ``[time, 1, station]``."""
+    shocks = rng.standard_normal(shape)
+    series = np.empty(shape)
+    series[:, 0] = shocks[:, 0]
+    for lead in range(1, shape[1]):
+        innovation = np.sqrt(1 - correlation[:, 0] ** 2)
+        series[:, lead] = correlation[:, 0] * series[:, lead - 1] + innovation * shocks[:, lead]
+    return series
+
+
+def _family(observed: np.ndarray, horizon: int, first_fraction: float, is_amount: bool, is_temperature: bool,
+            rng: np.random.Generator) -> np.ndarray:
+    """``(time, 1 + horizon, station)``: the ``family`` error models (module docstring), drawn per chunk."""
+    count, stations = observed.shape
+    shape = (count, horizon, stations)
+    leads = np.arange(1, horizon + 1, dtype=np.float64)[None, :, None]
+    truth = _per_step_truth(observed, horizon, first_fraction)
+    members = np.where(_chunk_draws(rng, count, stations, 0, 1) < 0.5, *FAMILY_MEMBERS)
+    total = np.zeros(shape)
+    if is_amount:
+        walk = _chunk_draws(rng, count, stations, 0.0, 0.6)
+        growth = _chunk_draws(rng, count, stations, 0, 0.15)
+        spread = _chunk_draws(rng, count, stations, 0.1, 0.6) + growth * (leads - 1)
+        correlation = _chunk_draws(rng, count, stations, 0.0, 0.9)
+        bias = np.exp(_chunk_draws(rng, count, stations, -0.35, 0.35))
+        miss, false_alarm = _chunk_draws(rng, count, stations, 0, 0.2), _chunk_draws(rng, count, stations, 0, 0.2)
+        false_size = FALSE_ALARM_MM * _chunk_draws(rng, count, stations, 0.2, 1.0)
+        for member in range(max(FAMILY_MEMBERS)):
+            position = np.arange(count, dtype=np.float64)[:, None, None] + leads + np.cumsum(
+                walk * rng.standard_normal(shape), axis=1)
+            moved = _displaced(observed, position, truth[:, 1:])
+            error = np.clip(_ar1_varying(rng, shape, correlation), -3.0, 3.0)
+            value = np.minimum(moved * bias * np.exp(spread * error - spread ** 2 / 2), FAMILY_MAX_MM)
+            value = np.where((moved > WET_DAY_MM) & (rng.uniform(size=shape) < miss), 0.0, value)
+            alarm = (moved <= WET_DAY_MM) & (rng.uniform(size=shape) < false_alarm)
+            value = np.where(alarm, value + rng.exponential(1.0, shape) * false_size, value)
+            total += np.where(member < members, value, 0.0)
+        first = truth[:, :1] * bias[:, :1]
+        return np.concatenate([first, total / members], axis=1)
+    growth = _chunk_draws(rng, count, stations, 0.1, 0.4)
+    spread = _chunk_draws(rng, count, stations, 0.3, 1.0) + growth * (leads - 1)
+    bias = _chunk_draws(rng, count, stations, -1.5, 1.5)
+    if not is_temperature:  # another mean variable: the same relative structure, in its own standard deviations
+        scale = np.nanstd(observed, axis=0)[None, None, :] / 3.0
+        spread, bias = spread * scale, bias * 0.0
+    for member in range(max(FAMILY_MEMBERS)):
+        total += np.where(member < members, spread * _ar1(rng, shape, 0.7), 0.0)
+    error = bias + total / members
+    return truth + np.concatenate([error[:, :1], error], axis=1)
+
+
+def _nwp_like(observed: np.ndarray, horizon: int, first_fraction: float, is_amount: bool, is_temperature: bool,
+              day_of_year: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """``(time, 1 + horizon, station)``: the held-out ``nwp_like`` errors (module docstring)."""
+    count, stations = observed.shape
+    shape = (count, horizon, stations)
+    leads = np.arange(1, horizon + 1, dtype=np.float64)[None, :, None]
+    truth = _per_step_truth(observed, horizon, first_fraction)
+    if is_amount:
+        run_shift = rng.standard_normal((count, 1, stations)) * (0.2 + 0.1 * leads)
+        moved = _displaced(observed, np.arange(count, dtype=np.float64)[:, None, None] + leads + run_shift,
+                           truth[:, 1:])
+        compressed = np.where(moved > 0, moved * np.power(np.maximum(moved, 1e-6) / 5.0, -0.3), 0.0)
+        padded = np.concatenate([observed[:1], observed, np.full((horizon + 1, stations), np.nan)])
+        valid_day = np.arange(count)[:, None] + np.arange(1, horizon + 1)[None, :]   # t + l, in padded: + 1
+        beside = np.fmax(padded[valid_day], padded[valid_day + 2])                  # the days before and after
+        compressed = np.where((moved <= 0.1) & (beside > WET_DAY_MM), compressed + 0.3, compressed)
+        variation = 0.25 + 0.1 * (leads - 1)
+        error = rng.gamma(1.0 / variation ** 2, variation ** 2, shape)
+        return np.concatenate([truth[:, :1], compressed * error], axis=1)
+    seasonal = 1.2 * np.sin(2 * np.pi * day_of_year / 365.25)[:, None, None]
+    spread = 0.5 + 0.2 * (leads - 1)
+    error = seasonal + spread * _ar1(rng, shape, 0.9)
+    if not is_temperature:
+        error = error * np.nanstd(observed, axis=0)[None, None, :] / 3.0
     return truth + np.concatenate([error[:, :1], error], axis=1)
 
 

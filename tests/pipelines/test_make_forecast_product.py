@@ -4,11 +4,12 @@ back onto exactly the observed values of each lead (without noise), with noise g
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import xarray as xr
 
 from hydroseq.config import IngestConfig, validate_config
 from hydroseq.ingest import ingest
-from pipelines.make_forecast_product import main, make_product
+from pipelines.make_forecast_product import FAMILY_CHUNK_DAYS, FAMILY_MAX_MM, main, make_product
 from tests.ingest.forecast_builders import caravan_window
 
 VARIABLES = ["total_precipitation_sum", "temperature_2m_mean"]
@@ -125,6 +126,67 @@ def test_the_errors_do_not_depend_on_the_observations(tmp_path, data_dir):
     np.testing.assert_allclose(two["total_precipitation_sum"].values, 2 * one["total_precipitation_sum"].values,
                                rtol=1e-5, equal_nan=True)
     np.testing.assert_array_equal(two["temperature_2m_mean"].values, one["temperature_2m_mean"].values)
+
+
+def test_the_family_draws_one_error_model_per_station_and_chunk(tmp_path, data_dir):
+    """Temperature bias and rain amount change from one 90-day chunk to the next and hold within one."""
+    observed = _observed(tmp_path, data_dir, rows=1800)
+    product = make_product(observed, VARIABLES, tmp_path / "f.nc", None, 7, "6h", seed=5, error_model="family")
+    assert product.attrs["hydroseq_error_model"] == "family"
+    forecast, truth = _lead_errors(product, observed, "temperature_2m_mean")[0]
+    error = forecast - truth                                       # (time, station), lead 1
+    chunks = [np.nanmean(error[start:start + FAMILY_CHUNK_DAYS], axis=0)
+              for start in range(0, len(error) - FAMILY_CHUNK_DAYS, FAMILY_CHUNK_DAYS)]
+    biases = np.array(chunks)                                      # (chunk, station)
+    assert np.nanstd(biases) > 0.5                                 # biases drawn in -1.5..1.5 K
+    assert np.nanmax(np.abs(biases)) < 1.9
+    first = error[:FAMILY_CHUNK_DAYS, 0]                           # within one chunk: one bias, AR noise around it
+    assert np.nanstd(first) < 1.5
+    amounts = np.diff(product["total_precipitation_sum"].values, axis=1)
+    assert (amounts[np.isfinite(amounts)] >= -1e-7).all()
+    assert np.nanmax(amounts) * 1000 <= FAMILY_MAX_MM + 1e-3
+    pairs = _lead_errors(product, observed, "total_precipitation_sum")
+    assert _correlation(*pairs[0]) > _correlation(*pairs[6]) > 0
+    ratio = sum(np.nansum(f) for f, _ in pairs) / sum(np.nansum(t) for _, t in pairs)
+    assert 0.85 < ratio < 1.3                                      # biases both ways, false alarms add a little
+
+
+def test_the_held_out_family_has_another_form(tmp_path, data_dir):
+    """nwp_like: storms too dry and light rain too wet (compressed intensities), a seasonal temperature bias."""
+    observed = _observed(tmp_path, data_dir, rows=1800)
+    product = make_product(observed, VARIABLES, tmp_path / "n.nc", None, 7, "6h", seed=6, error_model="nwp_like")
+    forecast, truth = _lead_errors(product, observed, "total_precipitation_sum")[0]
+    both = np.isfinite(forecast) & np.isfinite(truth)
+    heavy = both & (truth > 20)
+    light = both & (truth > 0.5) & (truth < 3)
+    assert np.sum(forecast[heavy]) < 0.85 * np.sum(truth[heavy])
+    assert np.sum(forecast[light]) > 1.1 * np.sum(truth[light])
+    temperature, observed_t = _lead_errors(product, observed, "temperature_2m_mean")[0]
+    with xr.open_dataset(observed) as ds:
+        day = ds["time"].dt.dayofyear.values[1:1 - 7 or None]     # the valid day of lead 1
+    summer, winter = (day > 60) & (day < 120), (day > 240) & (day < 300)
+    assert np.nanmean((temperature - observed_t)[summer]) > 0.5 > -0.5 > np.nanmean((temperature - observed_t)[winter])
+
+
+@pytest.mark.parametrize("error_model", ["family", "nwp_like"])
+def test_a_product_never_reads_an_observation_after_its_last_valid_time(tmp_path, data_dir, error_model):
+    """Perturb the future: changing every observation from day D on leaves the runs valid before D unchanged."""
+    observed = _observed(tmp_path, data_dir, rows=400)
+    changed = tmp_path / "changed.nc"
+    with xr.open_dataset(observed) as ds:
+        copy = ds.load()
+    day = 300
+    for name in VARIABLES:
+        values = copy[name].values.copy()
+        values[:, day:] = values[:, day:] * 3 + 5
+        copy[name] = (copy[name].dims, values, copy[name].attrs)
+    copy.to_netcdf(changed)
+    one = make_product(observed, VARIABLES, tmp_path / "a.nc", None, 7, "6h", seed=7, error_model=error_model)
+    two = make_product(changed, VARIABLES, tmp_path / "b.nc", None, 7, "6h", seed=7, error_model=error_model)
+    last_unchanged = day - 7 - 2                                   # its lead 7, displaced by up to a day, precedes D
+    for name in VARIABLES:
+        np.testing.assert_array_equal(one[name].values[:last_unchanged], two[name].values[:last_unchanged])
+        assert not np.array_equal(one[name].values[day:], two[name].values[day:])
 
 
 def test_an_unknown_error_model_or_missing_noise_is_one_line(tmp_path, data_dir, capsys):
