@@ -35,14 +35,14 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from experiments.compare import ingest_dataset, nh_interpreter, same_observations
-from experiments.environment import Environment, current_environment
+from experiments.converged_report import Check, ConvergedReport, ConvergedRun, Settings, write_converged_report
+from experiments.environment import current_environment
 from experiments.hydroseq_side import (
     BASE_CONFIGS,
     HydroseqRunError,
@@ -63,93 +63,9 @@ NH_TOOL = "NeuralHydrology 1.13 CudaLSTM"
 HYDROSEQ_TOOL = "hydroseq per-step"
 
 
-@dataclass(frozen=True)
-class Settings:
-    """How the runs are stopped; hydroseq's own patience and epoch cap come from its config."""
-
-    nh_updates_per_check: int = 200
-    nh_patience: int = 4
-    nh_max_checks: int = 40
-    hydroseq_seeds: tuple[int, ...] = (0,)
-    nh_seeds: tuple[int, ...] = (0,)
-    budget_minutes: float | None = None
-    timeout_s: float | None = None
-    resume: bool = False
-    nh_jobs: int = 1
-
-
 QUICK_SETTINGS = Settings(nh_updates_per_check=2, nh_patience=1, nh_max_checks=3, budget_minutes=None)
 # Minutes of a NeuralHydrology run outside training and validation (imports, data, the test), on 1 shared core.
 NH_OVERHEAD_MINUTES = 2.0
-
-
-@dataclass(frozen=True)
-class Check:
-    """One validation of a run.
-
-    ``elapsed_s`` is data loading plus training plus validation up to and including this check.
-    """
-
-    number: int
-    updates: int
-    elapsed_s: float
-    validation_median_nse: float
-
-
-@dataclass(frozen=True)
-class ConvergedRun:
-    """One tool's run, trained to its best validation check and tested with those weights."""
-
-    tool: str
-    lagged_target: bool
-    seed: int
-    test: TestScores
-    station_nse: dict[str, float]
-    beating_persistence: int
-    compared_with_persistence: int
-    checks: tuple[Check, ...]
-    best_check: int
-    stopped_by: str | None
-    max_checks: int
-    patience: int
-    wall_s: float
-    peak_rss_mib: float
-    recipe: str
-
-    @property
-    def label(self) -> str:
-        """Tool, inputs and seed in a few words."""
-        return f"{self.tool}, {'with' if self.lagged_target else 'no'} lagged Q, seed {self.seed}"
-
-    @property
-    def best(self) -> Check:
-        """The check whose weights were tested."""
-        return next(check for check in self.checks if check.number == self.best_check)
-
-    @property
-    def stop(self) -> str:
-        """Why training ended."""
-        last = self.checks[-1].number if self.checks else 0
-        if self.stopped_by == "patience":
-            return f"patience ({self.patience} checks) after check {last}"
-        still_rising = " (best was the last check)" if last == self.best_check else ""
-        if self.stopped_by is not None:
-            return f"{self.stopped_by} after check {last}{still_rising}"
-        return f"cap of {self.max_checks} checks hit{still_rising}"
-
-
-@dataclass(frozen=True)
-class ConvergedReport:
-    """Everything ``python -m experiments.converged`` measured."""
-
-    environment: Environment
-    protocol: Protocol
-    settings: Settings
-    runs: list[ConvergedRun]
-    baselines: dict[str, TestScores]
-    climatology_beating: tuple[int, int] | None
-    skipped: list[str]
-    notes: list[str]
 
 
 def converged_protocol(quick: bool, settings: Settings) -> Protocol:
@@ -274,8 +190,6 @@ def run_converged(protocol: Protocol, settings: Settings, work_dir: Path, out_di
     NeuralHydrology run gets an even share of what is left of ``settings.budget_minutes`` (so the
     time a run that stops early leaves goes to the next one).
     """
-    from experiments.converged_report import write_converged_report
-
     deadline = None if settings.budget_minutes is None else time.monotonic() + settings.budget_minutes * 60
     data_path, _ = ingest_dataset(work_dir)
     runs: list[ConvergedRun] = []

@@ -1,20 +1,108 @@
-"""Write the converged head-to-head as Markdown, JSON and a PNG of the validation curves (all atomically)."""
+"""The converged head-to-head's records (its settings, each run's checks, the report) and their writing as Markdown,
+JSON and a PNG of the validation curves (all atomically)."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
 import statistics
+from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks.files import atomic_path, write_text_atomic
-from experiments.converged import Check, ConvergedReport, ConvergedRun
+from experiments.environment import Environment
+from experiments.measures import TestScores
+from experiments.protocol import Protocol
 from experiments.report import _num, _table
 
 MARKDOWN_NAME = "converged.md"
 RAW_NAME = "converged.json"
 PLOT_NAME = "converged_curves.png"
 CURVE_ROWS = 10
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How the runs are stopped; hydroseq's own patience and epoch cap come from its config."""
+
+    nh_updates_per_check: int = 200
+    nh_patience: int = 4
+    nh_max_checks: int = 40
+    hydroseq_seeds: tuple[int, ...] = (0,)
+    nh_seeds: tuple[int, ...] = (0,)
+    budget_minutes: float | None = None
+    timeout_s: float | None = None
+    resume: bool = False
+    nh_jobs: int = 1
+
+
+@dataclass(frozen=True)
+class Check:
+    """One validation of a run.
+
+    ``elapsed_s`` is data loading plus training plus validation up to and including this check.
+    """
+
+    number: int
+    updates: int
+    elapsed_s: float
+    validation_median_nse: float
+
+
+@dataclass(frozen=True)
+class ConvergedRun:
+    """One tool's run, trained to its best validation check and tested with those weights."""
+
+    tool: str
+    lagged_target: bool
+    seed: int
+    test: TestScores
+    station_nse: dict[str, float]
+    beating_persistence: int
+    compared_with_persistence: int
+    checks: tuple[Check, ...]
+    best_check: int
+    stopped_by: str | None
+    max_checks: int
+    patience: int
+    wall_s: float
+    peak_rss_mib: float
+    recipe: str
+
+    @property
+    def label(self) -> str:
+        """Tool, inputs and seed in a few words."""
+        return f"{self.tool}, {'with' if self.lagged_target else 'no'} lagged Q, seed {self.seed}"
+
+    @property
+    def best(self) -> Check:
+        """The check whose weights were tested."""
+        return next(check for check in self.checks if check.number == self.best_check)
+
+    @property
+    def stop(self) -> str:
+        """Why training ended."""
+        last = self.checks[-1].number if self.checks else 0
+        if self.stopped_by == "patience":
+            return f"patience ({self.patience} checks) after check {last}"
+        still_rising = " (best was the last check)" if last == self.best_check else ""
+        if self.stopped_by is not None:
+            return f"{self.stopped_by} after check {last}{still_rising}"
+        return f"cap of {self.max_checks} checks hit{still_rising}"
+
+
+@dataclass(frozen=True)
+class ConvergedReport:
+    """Everything ``python -m experiments.converged`` measured."""
+
+    environment: Environment
+    protocol: Protocol
+    settings: Settings
+    runs: list[ConvergedRun]
+    baselines: dict[str, TestScores]
+    climatology_beating: tuple[int, int] | None
+    skipped: list[str]
+    notes: list[str]
 
 
 def _minutes(seconds: float) -> str:

@@ -5,8 +5,7 @@ from __future__ import annotations
 import math
 
 from experiments import measures
-from experiments.converged import Check, ConvergedRun
-from experiments.converged_report import curve_points, seed_rows
+from experiments.converged_report import Check, ConvergedRun, curve_points, seed_rows
 
 
 def _checks(n: int) -> tuple[Check, ...]:
