@@ -10,7 +10,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from hydroseq.dataset.features import FeatureLayout, build_features
-from hydroseq.dataset.sample_index import SampleIndex, SplitName, build_sample_index, run_length_so_far
+from hydroseq.dataset.sample_index import (
+    SampleIndex,
+    SplitName,
+    build_sample_index,
+    require_samples,
+    run_length_so_far,
+)
 from hydroseq.dataset.scalers import Scalers
 from hydroseq.dataset.station_data import StationData, load_station_data
 
@@ -19,7 +25,7 @@ if TYPE_CHECKING:
     from hydroseq.dataset.sequence_dataset import SequenceDataset
 
 __all__ = ["Batch", "FeatureLayout", "SampleIndex", "Scalers", "SequenceDataset", "SplitName", "StationData",
-           "build_features", "build_sample_index", "load_station_data", "run_length_so_far"]
+           "build_features", "build_sample_index", "load_station_data", "require_samples", "run_length_so_far"]
 
 
 def __getattr__(name: str) -> Any:

@@ -34,6 +34,7 @@ import numpy as np
 from hydroseq.config import DataConfig
 from hydroseq.dataset.station_data import StationData
 from hydroseq.dataset.window import window_start
+from hydroseq.errors import InputDataError
 from hydroseq.fileio import atomic_path
 
 SplitName = Literal["train", "validation", "test"]
@@ -125,6 +126,24 @@ def build_sample_index(station_data: StationData, data_config: DataConfig, split
     if cache_file is not None:
         _write_cache(cache_file, index)
     return index
+
+
+def require_samples(index: SampleIndex, station_data: StationData, data_config: DataConfig) -> SampleIndex:
+    """``index`` if it holds a sample; the one error of an empty split otherwise.
+
+    Raises
+    ------
+    InputDataError
+        If ``index`` is empty: names the dataset, the split and its period (every stage that needs the samples of a
+        split, training, validation and scoring, raises this one).
+    """
+    if len(index):
+        return index
+    period = getattr(data_config.splits, index.split)
+    raise InputDataError(station_data.path, f"the {index.split} period holds no sample: no window of at least min_len "
+                                            f"{data_config.min_len} valid steps of the inputs and the target (check "
+                                            "data.splits, data.min_len and the gaps of the data)",
+                         where=f"{index.split} {period.start}..{period.end}")
 
 
 def _cache_key(station_data: StationData, data_config: DataConfig, split: str, mode: str,

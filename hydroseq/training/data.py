@@ -8,7 +8,14 @@ from pathlib import Path
 import torch
 
 from hydroseq.config import TrainConfig
-from hydroseq.dataset import Scalers, SequenceDataset, StationData, build_sample_index, load_station_data
+from hydroseq.dataset import (
+    Scalers,
+    SequenceDataset,
+    StationData,
+    build_sample_index,
+    load_station_data,
+    require_samples,
+)
 from hydroseq.errors import ConfigError, InputDataError
 from hydroseq.model.losses import station_target_std
 
@@ -54,21 +61,20 @@ def load_training_data(config: TrainConfig, data_path: str | Path | None = None,
 
     ``input_scalers``: fit only the forecast inputs' scalers here and take every other one from these
     (a correction reads the history with its base's scalers).
+
+    Raises
+    ------
+    InputDataError
+        If the dataset is missing, or the train or the validation split holds no sample (early stopping and the
+        calibration need one: :func:`hydroseq.dataset.require_samples`).
     """
     path = resolve_data_path(config, data_path)
     station_data = load_station_data(path, config.data)
     scalers = scalers or Scalers.fit(station_data, config.data)
     if input_scalers is not None:
         scalers = scalers.with_inputs_of(input_scalers)
-    index = build_sample_index(station_data, config.data, "train")
-    if len(index) == 0:
-        raise InputDataError(path, "the training period holds no sample (check splits, min_len and gaps)",
-                             where=f"train {config.data.splits.train.start}..{config.data.splits.train.end}")
-    if len(build_sample_index(station_data, config.data, "validation")) == 0:
-        period = config.data.splits.validation
-        raise InputDataError(path, "the validation period holds no sample (early stopping and calibration need "
-                                   "one; check splits, min_len and gaps)",
-                             where=f"validation {period.start}..{period.end}")
+    index = require_samples(build_sample_index(station_data, config.data, "train"), station_data, config.data)
+    require_samples(build_sample_index(station_data, config.data, "validation"), station_data, config.data)
     train_set = SequenceDataset(station_data, scalers, index, config.data)
     in_train = station_data.grid.period_mask(station_data.times, config.data.splits.train)
     scaled_train_target = scalers.transform_target(station_data.target[:, in_train], list(station_data.station_ids))

@@ -21,8 +21,15 @@ import numpy as np
 import torch
 
 from hydroseq.config import DataConfig, TrainConfig
-from hydroseq.dataset import SampleIndex, Scalers, SequenceDataset, SplitName, StationData, build_sample_index
-from hydroseq.errors import InputDataError
+from hydroseq.dataset import (
+    SampleIndex,
+    Scalers,
+    SequenceDataset,
+    SplitName,
+    StationData,
+    build_sample_index,
+    require_samples,
+)
 from hydroseq.model import TrainedModel
 from hydroseq.training.augment import hide_observed_steps
 
@@ -118,15 +125,16 @@ def predict_split(model: TrainedModel, station_data: StationData, scalers: Scale
     hide_last
         Hide the observed-target input for the last ``k`` steps up to each issue step (0: hide
         nothing; :data:`ALWAYS_HIDDEN`: everywhere). Per-step models with a lagged target only.
+
+    Raises
+    ------
+    InputDataError
+        If ``split`` holds no sample (:func:`hydroseq.dataset.require_samples`).
     """
     model.eval()
     per_step = data_config.mode == "per_step"
-    index = build_sample_index(station_data, data_config, split, mode="sequence")
-    if len(index.end) == 0:
-        period = getattr(data_config.splits, split)
-        raise InputDataError(station_data.path, f"no {split} sample: the {split} period {period.start}..{period.end} "
-                                                f"holds no window of at least min_len {data_config.min_len} valid "
-                                                f"steps of the target and inputs")
+    index = require_samples(build_sample_index(station_data, data_config, split, mode="sequence"), station_data,
+                            data_config)
     leads = index.leads
     stride = min(stride or max(1, data_config.seq_len // 2), data_config.seq_len)
     if hide_last > 0:

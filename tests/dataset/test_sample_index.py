@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hydroseq.dataset import build_sample_index, load_station_data, run_length_so_far
+from hydroseq.dataset import build_sample_index, load_station_data, require_samples, run_length_so_far
+from hydroseq.errors import InputDataError
 from hydroseq.grid import GridSpec
 
 UTC_DAILY = GridSpec("1D", "UTC")
@@ -179,3 +180,22 @@ def test_per_step_config_has_a_lead_zero_evaluation_index(small_nc: Path, data_c
     assert len(evaluation) == valid_test_targets  # every valid target time of the split, once
     with pytest.raises(ValueError, match="no per-step index"):
         build_sample_index(data, data_config(mode="sequence"), "test", mode="per_step")
+
+
+def test_an_empty_split_is_one_error_naming_the_dataset_the_split_and_its_period(small_nc: Path, data_config) -> None:
+    """A test period after the data's end (2014): the split's index is empty, and requiring its samples says which
+    file, which split and which period; a split with samples passes through unchanged."""
+    splits = {"train": {"start": "1981-01-01", "end": "1995-12-31"},
+              "validation": {"start": "1996-01-01", "end": "2004-12-31"},
+              "test": {"start": "2020-01-01", "end": "2020-12-31"}}
+    config = data_config(splits=splits, min_len=30)
+    data = load_station_data(small_nc, config)
+    empty = build_sample_index(data, config, "test", mode="sequence")
+    assert len(empty) == 0
+    with pytest.raises(InputDataError) as raised:
+        require_samples(empty, data, config)
+    assert str(raised.value) == (f"{small_nc} (test 2020-01-01..2020-12-31): the test period holds no sample: no "
+                                 "window of at least min_len 30 valid steps of the inputs and the target (check "
+                                 "data.splits, data.min_len and the gaps of the data)")
+    validation = build_sample_index(data, config, "validation")
+    assert require_samples(validation, data, config) is validation and len(validation) > 0

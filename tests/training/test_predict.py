@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from hydroseq.dataset import Scalers, SequenceDataset, build_sample_index, load_station_data
+from hydroseq.errors import InputDataError
 from hydroseq.model import get_model
 from hydroseq.training.predict import anchor_windows, predict_split
 
@@ -67,3 +68,14 @@ def test_default_stride_covers_the_same_steps_and_is_causal(setup) -> None:
     moved = predict_split(model, changed, scalers, config.data, "validation", device)
     np.testing.assert_array_equal(moved.sim_scaled[..., :400], fast.sim_scaled[..., :400])
     assert not np.allclose(moved.sim_scaled[..., 400:], fast.sim_scaled[..., 400:])
+
+
+def test_a_split_without_samples_is_the_dataset_stages_one_error(setup) -> None:
+    """Scoring a period the data do not reach raises :func:`hydroseq.dataset.require_samples`'s error, naming the
+    split and its period (the same words training uses for an empty train or validation split)."""
+    config, station_data, scalers, model = setup
+    splits = {**config.data.splits.model_dump(), "test": {"start": "2020-01-01", "end": "2020-12-31"}}
+    data_config = config.data.model_copy(update={"splits": type(config.data.splits).model_validate(splits)})
+    with pytest.raises(InputDataError, match=r"\(test 2020-01-01..2020-12-31\): the test period holds no sample: no "
+                                             r"window of at least min_len"):
+        predict_split(model, station_data, scalers, data_config, "test", torch.device("cpu"))

@@ -222,7 +222,7 @@ def test_a_validation_period_the_data_do_not_hold_is_refused_before_training(tmp
     path.write_text(yaml.safe_dump(config))
     assert main(["train", "--config", str(path)]) == ExitCode.INPUT_DATA
     message = capsys.readouterr().err.strip().splitlines()[-1]
-    assert "small.nc" in message and "validation period holds no sample" in message and "1995-01-01" in message
+    assert "small.nc (validation 1995-01-01..1996-12-31): the validation period holds no sample: no window" in message
     assert not (Path(config["training"]["output_dir"]) / "last.pt").exists()
 
 
