@@ -70,7 +70,8 @@ EXAMPLES = {
   hydroseq --json evaluate --run 3f2a9c...    # the summary metrics""",
     "export": """\
   hydroseq export --run 3f2a9c... --seq-len 90 --out runs/demo/model
-  hydroseq export --run runs/demo/train/best.pt --seq-len 90 --out runs/demo/model""",
+  hydroseq export --run runs/demo/train/best.pt --seq-len 90 --out runs/demo/model
+  hydroseq export --run 3f2a9c... --seq-len 365 --out models/my-model --release   # relative paths, SHA256SUMS""",
     "forecast": """\
   hydroseq forecast --model runs/demo/model --data runs/demo/caravan_daily.nc --issue-time 2014-09-30
   hydroseq forecast --model runs/demo/model --data runs/demo/caravan_daily.nc --issue-time 2014-09-30T06:00Z
@@ -172,6 +173,10 @@ def build_parser(command: Callable[[str, str], Handler]) -> argparse.ArgumentPar
     export.add_argument("--seq-len", required=True, type=int, help="fixed input length N")
     export.add_argument("--out", required=True, type=Path, help="output model directory")
     export.add_argument("--tracking-uri", default=None, help=TRACKING_URI_HELP)
+    export.add_argument("--release", action="store_true",
+                        help="make --out a release: the recorded config's paths relative to --release-root, SHA256SUMS")
+    export.add_argument("--release-root", type=Path, default=None, metavar="DIR",
+                        help="with --release: the folder the recorded paths are made relative to (default: this one)")
 
     forecast = add("forecast", "forecast every station from an exported or a registered model", "forecast",
                    "forecast_command")

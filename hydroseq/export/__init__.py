@@ -1,18 +1,31 @@
 """Stage ``export``: a self-contained fixed-length model directory for batch forecasting.
 
 ``export_model`` (needs torch) writes ``model.onnx`` (+ ``model.pt2``) and ``metadata.json``;
-:class:`ExportedModel` loads such a directory with onnxruntime and numpy only. Importing this
+``write_release`` (needs torch) makes such a directory a release (:mod:`hydroseq.export.release`);
+:class:`ExportedModel` loads it with onnxruntime and numpy only. Importing this
 package does not import torch, so the forecast stays light.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from hydroseq.export.metadata import METADATA_FILE, ONNX_FILE, PT2_FILE, ExportMetadata
 from hydroseq.export.runtime import ExportedModel
 
-__all__ = ["METADATA_FILE", "ONNX_FILE", "PT2_FILE", "ExportMetadata", "ExportedModel", "export_model"]
+if TYPE_CHECKING:
+    from hydroseq.export.release import ReleaseResult, write_release
+
+__all__ = ["METADATA_FILE", "ONNX_FILE", "PT2_FILE", "ExportMetadata", "ExportedModel", "ReleaseResult", "export_model",
+           "write_release"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("ReleaseResult", "write_release"):
+        from hydroseq.export import release
+        return getattr(release, name)
+    raise AttributeError(f"module 'hydroseq.export' has no attribute {name!r}")
 
 
 def export_model(run_or_checkpoint: str | Path, seq_len: int, out_dir: str | Path,

@@ -16,6 +16,7 @@ from hydroseq.export.metadata import METADATA_FILE, ONNX_FILE, PT2_FILE, ExportM
 from hydroseq.export.network import LastStepNetwork, reference_prediction
 from hydroseq.export.onnx_export import as_numpy_inputs, save_onnx, save_pt2, trace_network
 from hydroseq.export.onnx_props import metadata_props
+from hydroseq.export.runtime import RELEASE_CHECKSUMS
 from hydroseq.fileio import atomic_folder, clean_stale_temporaries, make_output_dir, sha256_file
 from hydroseq.grid import GridSpec
 from hydroseq.model import TrainedModel
@@ -29,7 +30,8 @@ from hydroseq.training.checkpoint import WEIGHTS_FILE, Checkpoint
 PARITY_ATOL = 1e-5
 PARITY_RTOL = 1e-5
 PARITY_ROWS = 64
-MODEL_DIR_FILES = frozenset({METADATA_FILE, ONNX_FILE, PT2_FILE, WEIGHTS_FILE})  # what a model directory holds
+# what a model directory holds (a release's SHA256SUMS too: exporting there again replaces the release whole)
+MODEL_DIR_FILES = frozenset({METADATA_FILE, ONNX_FILE, PT2_FILE, WEIGHTS_FILE, RELEASE_CHECKSUMS})
 
 
 @dataclass(frozen=True)
