@@ -30,7 +30,7 @@
 #   HYDROSEQ_REPORT         write the forecaster's page forecast_<date>.html into the set: 1 or 0     [1]
 #   HYDROSEQ_REPORT_HINDCAST  a hindcast (with its _scores.csv) whose per-station skill the page shows  [none]
 #   HYDROSEQ_PI_XML         also publish the forecast as Delft-FEWS PI-XML, forecast_<date>.xml (hydroseq
-#                           forecast --pi-xml; needs the stations' areas): 1 or 0                     [0]
+#                           forecast --format pi-xml; needs the stations' areas): 1 or 0              [0]
 #   HYDROSEQ / PYTHON       the hydroseq command and its Python                    [hydroseq / python3]
 #
 # Log (stderr): the job's own lines and, per hydroseq step, its JSON summary as one line ("ingest: {...}");
@@ -99,7 +99,7 @@ check_setup() {
     [[ $ISSUE_DATE =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}$ && $(date -u -d "$ISSUE_DATE" +%F 2>/dev/null) == "$ISSUE_DATE" ]] \
         || fail $EXIT_USAGE "issue date '$ISSUE_DATE' is not a calendar day YYYY-MM-DD"
     [[ $PI_XML == [01] ]] || fail $EXIT_CONFIG "HYDROSEQ_PI_XML is '$PI_XML', not 1 or 0"
-    if ((PI_XML)); then pi_xml=(--pi-xml); fi
+    if ((PI_XML)); then pi_xml=(--format pi-xml); fi
     local started
     started=$("$HYDROSEQ" --version 2>&1) \
         || fail $EXIT_CONFIG "the hydroseq command '$HYDROSEQ' does not start (a broken install?): ${started##*$'\n'}"

@@ -118,7 +118,7 @@ def _build(folder: Path) -> dict:
              "verification_page": folder / "verification.html"}
     for name, issue in (("forecast", ISSUE), ("previous", PREVIOUS), ("hindcast", HINDCAST)):
         run_forecast(model, data, issue, out=paths[name], thresholds=thresholds, show_progress=False,
-                     pi_xml=name == "forecast")
+                     formats=["pi-xml"] if name == "forecast" else [])
     write_report(paths["forecast_page"], forecast=paths["forecast"], data=data, hindcast=paths["hindcast"],
                  previous=paths["previous"])
     write_report(paths["verification_page"], hindcast=paths["hindcast"], data=data)

@@ -51,3 +51,11 @@ def version_number(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"expected a version number (1, 2, ...), got {text!r}")
     return int(text)
+
+
+def name_list(text: str) -> list[str]:
+    """Names separated by commas (``pi-xml`` or ``netcdf,csv,pi-xml``), none of them empty."""
+    names = [name.strip() for name in text.split(",")]
+    if not all(names):
+        raise argparse.ArgumentTypeError(f"expected names separated by commas, got {text!r}")
+    return names

@@ -61,13 +61,17 @@ def _forecast(args: argparse.Namespace, model_dir: Path, about_model: dict[str, 
         from hydroseq.fileio.pi_run import read_run_file
 
         issue_time = read_run_file(args.pi_run_file).issue_time
+    formats = list(args.formats or [])
+    if args.pi_xml:
+        LOGGER.warning("hydroseq forecast: --pi-xml is deprecated; use --format pi-xml")
+        formats.append("pi-xml")
     run = run_forecast(model_dir, data_path=args.data, issue_time=issue_time, out=args.out,
                        missing_forecast_input=args.missing_forecast_input, thresholds=args.thresholds,
                        show_progress=not args.quiet, forcing_forecast=args.forcing_forecast,
                        forecast_source=args.forecast_source, max_observation_age=args.max_observation_age,
                        model_label=model_label, rating_curve=args.rating_curve,
                        threshold_analysis=FrequencyAnalysis(args.threshold_method, args.threshold_distribution),
-                       pi_xml=args.pi_xml)
+                       formats=formats)
     summary = {**about_model, **forecast_summary(run)}
     console = console_for(args, width_off_terminal=120)
     print_summary(run.result, run.stations_forecast, run.published.forecast_files if run.published else [], console)

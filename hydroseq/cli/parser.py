@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from hydroseq import __version__
-from hydroseq.cli.arg_types import hours_value, share_value
+from hydroseq.cli.arg_types import hours_value, name_list, share_value
 from hydroseq.cli.fetch import add_fetch_options
 from hydroseq.cli.registry import add_promote_options
 from hydroseq.errors import ExitCode
@@ -87,7 +87,7 @@ EXAMPLES = {
       --issue-time 2014-09-30
   # inside a Delft-FEWS General Adapter run: issued at the run's time0, PI-XML for FEWS to import
   hydroseq forecast --model runs/model --data work/ingested.nc --pi-run-file run_info.xml \\
-      --out output/forecast.nc --pi-xml""",
+      --out output/forecast.nc --format pi-xml""",
     "report": """\
   hydroseq report --forecast runs/demo/forecast/forecast_2014-09-30.nc --data runs/demo/caravan_daily.nc \\
       --hindcast runs/demo/forecast/hindcast_wy2014.nc --out runs/demo/forecast/forecast_2014-09-30.html
@@ -190,9 +190,13 @@ def build_parser(command: Callable[[str, str], Handler]) -> argparse.ArgumentPar
                        help="a Delft-FEWS PI run file (the General Adapter's exportRunFileActivity): the issue time "
                             "is its time0 (docs/fews.md)")
     forecast.add_argument("--out", type=Path, default=None, help="output NetCDF (CSV written beside it)")
-    forecast.add_argument("--pi-xml", action="store_true",
-                          help="one issue time: also write the forecast as Delft-FEWS PI-XML time series in m3/s, "
-                               "<out stem>.xml, in the same set (docs/fews.md)")
+    forecast.add_argument("--format", dest="formats", type=name_list, action="extend", default=None,
+                          metavar="NAME[,NAME...]",
+                          help="also write the forecast in these formats, a comma list, as <out stem>.<suffix> in "
+                               "the same set (the NetCDF and the CSV are always written): pi-xml, Delft-FEWS PI-XML "
+                               "time series in m3/s for one issue time, <out stem>.xml (docs/fews.md); "
+                               "docs/forecast.md lists every format")
+    forecast.add_argument("--pi-xml", action="store_true", help="deprecated: the same as --format pi-xml")
     forecast.add_argument("--missing-forecast-input", choices=("fallback", "fail"), default="fallback",
                           help="models with weather-forecast inputs, a station with no product valid at the issue "
                                "time: forecast it without one (default) or fail the run")

@@ -1,4 +1,4 @@
-"""Reading a forecast or hindcast NetCDF file back: the inverse of :mod:`hydroseq.forecast.netcdf_writer`."""
+"""Reading a forecast or hindcast NetCDF file back: the inverse of :mod:`hydroseq.forecast.writers.netcdf`."""
 
 from __future__ import annotations
 

@@ -1,36 +1,29 @@
 """The files of one forecast run, published together as one set (see :func:`hydroseq.fileio.publish_set`): the
-CF-NetCDF file, the CSV table and, for Delft-FEWS, PI-XML time series (:func:`write_forecast_pi_xml`)."""
+forecast in each format of the run (:mod:`hydroseq.forecast.writers`) and, for a hindcast, its scores."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-from hydroseq import __version__
-from hydroseq.config.units import to_m3s
-from hydroseq.errors import ConfigError
 from hydroseq.fileio import manifest_path, publish_set
-from hydroseq.fileio.atomic import public_path
-from hydroseq.forecast.csv_writer import write_forecast_csv
-from hydroseq.forecast.netcdf_writer import write_forecast_netcdf
-from hydroseq.forecast.result import ForecastResult, quantile_label
+from hydroseq.forecast.result import ForecastResult
+from hydroseq.forecast.writers import ForecastWriter, output_path, output_writers
 
 if TYPE_CHECKING:  # the scores exist for a hindcast only (see publish_forecast)
     from hydroseq.forecast.hindcast import HindcastScores
 from hydroseq.scoring.probabilistic_scores import ProbabilisticScores
 
-PI_PARAMETER = "Q.forecast"  # the parameterId of every PI-XML series (a FEWS id map maps it to its own)
-PI_ENSEMBLE = "hydroseq"  # the ensembleId of an ensemble's members
-PI_MISSING = -999.0  # missVal
-
 
 @dataclass(frozen=True)
 class PublishedForecast:
-    """What :func:`publish_forecast` wrote: NetCDF, CSV (PI-XML) and manifest; for a hindcast its scores and files."""
+    """What :func:`publish_forecast` wrote: the forecast in each format and the manifest; for a hindcast its scores
+    and their files."""
 
     forecast_files: list[Path]
     manifest: Path
@@ -42,11 +35,11 @@ class PublishedForecast:
 def publish_forecast(result: ForecastResult, target: Path, observed: np.ndarray | None = None,
                      baselines: dict[str, np.ndarray] | None = None,
                      distribution_scores: list[ProbabilisticScores] | None = None,
-                     signatures: pd.DataFrame | None = None, pi_xml: bool = False) -> PublishedForecast:
-    """Write ``target`` (NetCDF), the CSV beside it and, given ``observed``, the hindcast scores (CSV, PNG).
-
-    ``pi_xml`` adds the forecast as Delft-FEWS PI-XML time series, ``<stem>.xml`` (:func:`write_forecast_pi_xml`;
-    a forecast at one issue time).
+                     signatures: pd.DataFrame | None = None,
+                     writers: Sequence[ForecastWriter] | None = None) -> PublishedForecast:
+    """Write the forecast in the format of each of ``writers`` (default NetCDF and CSV:
+    :func:`~hydroseq.forecast.writers.output_writers`), the NetCDF at ``target`` and the others beside it
+    (``<stem>.csv``, ``<stem>.xml``), and, given ``observed``, the hindcast scores (CSV, PNG).
 
     ``baselines`` (``{name: [issue, station, lead]}``, e.g. persistence and climatology) are scored
     beside the model (:func:`hydroseq.forecast.hindcast.score_hindcast`); ``distribution_scores``
@@ -59,75 +52,18 @@ def publish_forecast(result: ForecastResult, target: Path, observed: np.ndarray 
     All of them appear together, under ``<stem>.manifest.json`` written last, or none of them
     does: an interrupted run leaves the previous set as it was.
     """
-    csv_path = target.with_suffix(".csv")
-    extra = [target.with_suffix(".xml")] if pi_xml else []
+    writers = output_writers() if writers is None else writers
+    forecast_files = [output_path(target, writer) for writer in writers]
     manifest = manifest_path(target)
     with publish_set(manifest) as staged:
-        write_forecast_netcdf(result, staged.path(target))
-        write_forecast_csv(result, staged.path(csv_path))
-        for path in extra:
-            write_forecast_pi_xml(result, staged.path(path))
+        for writer, path in zip(writers, forecast_files, strict=True):
+            writer.write(result, staged.path(path))
         if observed is None:
-            return PublishedForecast([target, csv_path, *extra, manifest], manifest)
+            return PublishedForecast([*forecast_files, manifest], manifest)
         # imported for a hindcast only: its figures load matplotlib, which a single forecast never needs
         from hydroseq.forecast.hindcast_files import write_hindcast_files
 
         scores, score_files = write_hindcast_files(staged, result, target, observed, baselines, distribution_scores,
                                                    signatures)
-    return PublishedForecast([target, csv_path, *extra, manifest], manifest, scores, score_files,
+    return PublishedForecast([*forecast_files, manifest], manifest, scores, score_files,
                              distribution_scores)
-
-
-def write_forecast_pi_xml(result: ForecastResult, path: str | Path) -> Path:
-    """Write ``result`` (one issue time) as Delft-FEWS PI-XML time series of discharge in m³/s, atomically.
-
-    Per station forecast, ``locationId`` the station id and ``parameterId`` :data:`PI_PARAMETER`: the point forecast
-    (a predictive distribution's median) without qualifier; each quantile with ``qualifierId`` ``q05``, ``q50``,
-    ... (:func:`~hydroseq.forecast.result.quantile_label`); each ensemble member with ``ensembleId``
-    :data:`PI_ENSEMBLE` and ``ensembleMemberIndex`` 0, 1, .... A series holds every lead, stamped at the end of
-    the grid interval its mean covers (``type`` ``mean``), ``forecastDate`` the issue time; a value missing
-    (a member without one, a station without a catchment area for a depth-rate target) is ``missVal``
-    :data:`PI_MISSING`. A station not forecast has no series. UTC, ``units`` ``m3/s``
-    (:mod:`hydroseq.fileio.pi_xml`).
-
-    Raises
-    ------
-    ConfigError
-        If ``result`` holds several issue times (a hindcast), or its target has no m³/s counterpart (a depth rate
-        without the stations' catchment areas).
-    """
-    from hydroseq.fileio.pi_xml import PiSeries, write_pi_series  # lxml: loaded for --pi-xml only
-
-    published = public_path(Path(path))  # messages name the file, not the temporary written first
-    if len(result.issue_times) != 1:
-        raise ConfigError(f"{published}: PI-XML is written for a forecast at one issue time, not a hindcast of "
-                          f"{len(result.issue_times)}")
-    flows: dict[str, np.ndarray] = {}
-    for name, array in (("value", result.values), ("quantiles", result.quantiles), ("members", result.members)):
-        if array is None:
-            continue
-        converted = to_m3s(array[0], result.units, result.step, result.area_km2)
-        if converted is None:
-            raise ConfigError(f"{published}: PI-XML carries discharge in m3/s, and the forecast {result.variable} in "
-                              f"{result.units} cannot be converted (a depth rate needs the stations' area_km2)")
-        flows[name] = converted
-    name, levels = result.long_name or result.variable, result.quantile_levels or ()
-    series = []
-    for s, station in enumerate(result.stations):
-        if not np.isfinite(result.values[0, s]).any():
-            continue
-        point = PiSeries(
-            location=station, parameter=PI_PARAMETER, kind="mean", step=result.step,
-            stamps=pd.DatetimeIndex(result.valid_times[0]), values=flows["value"][s], units="m3/s",
-            forecast_date=pd.Timestamp(result.issue_times[0]),
-            long_name=f"{name}, {'median' if levels else 'forecast'}",
-            station_name=None if result.station_names is None else str(result.station_names[s]),
-            lat=None if result.lats is None else float(result.lats[s]),
-            lon=None if result.lons is None else float(result.lons[s]))
-        series.append(point)
-        series += [replace(point, values=flows["quantiles"][s, :, k], qualifiers=(quantile_label(level),),
-                           long_name=f"{name}, quantile {level:g}") for k, level in enumerate(levels)]
-        members = flows["members"].shape[-1] if "members" in flows else 0
-        series += [replace(point, values=flows["members"][s, :, member], member=str(member), ensemble_id=PI_ENSEMBLE,
-                           long_name=f"{name}, ensemble member {member}") for member in range(members)]
-    return write_pi_series(path, series, PI_MISSING, f"hydroseq {__version__}")

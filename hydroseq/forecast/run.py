@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -10,7 +11,6 @@ import pandas as pd
 
 from hydroseq import __version__
 from hydroseq.dataset import FeatureLayout, Scalers, StationData
-from hydroseq.dataset.window import history_slice
 from hydroseq.errors import ConfigError, InputDataError
 from hydroseq.export import ExportedModel
 from hydroseq.export.metadata import METADATA_FILE, ONNX_FILE
@@ -20,25 +20,15 @@ from hydroseq.forecast.data_window import IngestedFile, StationInfo
 from hydroseq.forecast.freshness import nothing_at_the_issue_step, stale_gauges
 from hydroseq.forecast.hindcast import hindcast_signatures, observed_at_leads
 from hydroseq.forecast.outputs import PublishedForecast, publish_forecast
+from hydroseq.forecast.plan import Plan, plan_run
 from hydroseq.forecast.probabilistic import exceedance, score_hindcast_distribution, training_record
 from hydroseq.forecast.product_use import MissingForecastInput, ProductUse, check_lead_coverage, product_use
 from hydroseq.forecast.result import ForecastResult
+from hydroseq.forecast.writers import output_writers, refuse_for_hindcast
 from hydroseq.grid import GridSpec
-from hydroseq.grid.issue_times import locate_issue, parse_issue_times
 from hydroseq.scoring.return_periods import FrequencyAnalysis
 
 DEFAULT_FORECAST_DIR = Path("runs/forecast")
-
-
-@dataclass(frozen=True)
-class Plan:
-    """Which grid steps a run reads and forecasts from."""
-
-    ends: np.ndarray  # grid indices of the issue steps
-    start: int  # first grid step read
-    stop: int  # one past the last grid step read
-    is_range: bool
-    past_the_data: np.datetime64 | None = None  # the label of a single issue time after the file's end
 
 
 @dataclass(frozen=True)
@@ -67,7 +57,7 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
                  thresholds: str | Path | None = None, forcing_forecast: str | Path | None = None,
                  forecast_source: str | None = None, max_observation_age: float | None = None,
                  model_label: dict[str, str] | None = None, rating_curve: str | Path | None = None,
-                 threshold_analysis: FrequencyAnalysis | None = None, pi_xml: bool = False) -> ForecastRun:
+                 threshold_analysis: FrequencyAnalysis | None = None, formats: Sequence[str] = ()) -> ForecastRun:
     """Forecast every station of ``data_path`` with the model in ``model_dir``.
 
     For each station the last ``seq_len`` grid steps at or before the issue step are scaled with
@@ -81,9 +71,10 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
     a hindcast, scored against the observations (NSE/KGE/Peak-MAPE per station and lead, ``<out stem>_scores.csv``)
     beside persistence and the training-period climatology (:mod:`hydroseq.forecast.baselines`), with the
     hydrological signatures of the observed and forecast flows (``<out stem>_signatures.csv``).
-    Writes ``out`` (CF-NetCDF) and the CSV beside it (and a hindcast's scores) as one set under
-    ``<out stem>.manifest.json`` (:func:`hydroseq.forecast.outputs.publish_forecast`; ``pi_xml``, one issue
-    time: also Delft-FEWS PI-XML, ``<out stem>.xml``): all of them or none; the files are byte-identical when
+    Writes ``out`` (CF-NetCDF), the CSV beside it, the forecast in each of ``formats`` (names in
+    :data:`hydroseq.forecast.writers.WRITERS`; ``pi-xml``, one issue time: Delft-FEWS PI-XML, ``<out stem>.xml``) and
+    a hindcast's scores as one set under ``<out stem>.manifest.json``
+    (:func:`hydroseq.forecast.outputs.publish_forecast`): all of them or none; the files are byte-identical when
     re-run on the same inputs. ``show_progress`` draws a hindcast's progress bar on a terminal.
 
     A model with weather-forecast inputs reads, at each issue step, the product the ingested file
@@ -121,8 +112,10 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
         If the model directory or the data file cannot be used, the file's layout is not the model's (grid,
         variables, units, fewer weather-forecast leads: :func:`.check_data_layout`), the data end before a
         hindcast's last issue, or a weather forecast covers only some leads (:func:`.check_lead_coverage`).
-        :class:`~hydroseq.errors.ConfigError`: the issue time does not parse, or a bad ``max_observation_age``.
+        :class:`~hydroseq.errors.ConfigError`: the issue time does not parse, a bad ``max_observation_age``, an
+        unknown format or one a hindcast cannot be written in.
     """
+    writers = output_writers(formats)  # an unknown format is refused before anything is read
     model = ExportedModel(model_dir)
     metadata = model.metadata
     scalers = Scalers.from_dict(metadata.scalers)
@@ -130,9 +123,9 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
         raise ConfigError(f"--forcing-forecast {forcing_forecast}: the model in {model_dir} reads no ingested "
                           "weather-forecast input")
     with IngestedFile(data_path, metadata, forcing_forecast, forecast_source) as source:
-        plan = _plan(source, issue_time, metadata.seq_len, max(metadata.leads))
-        if pi_xml and plan.is_range:
-            raise ConfigError("--pi-xml: PI-XML is written for a forecast at one issue time, not a hindcast")
+        plan = plan_run(source, issue_time, metadata.seq_len, max(metadata.leads))
+        if plan.is_range:
+            refuse_for_hindcast(writers)
         if max_observation_age is not None and (plan.is_range or max_observation_age < 0):
             raise ConfigError(f"--max-observation-age {max_observation_age:g}: hours (0 or more), for a forecast "
                               "at one issue time, not a hindcast")
@@ -147,15 +140,14 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
             raise ConfigError(f"--forcing-forecast {forcing_forecast}: the data file's weather forecast is an ensemble "
                               f"({n_weather} members); a product file is read at forecast time for a deterministic "
                               "product only")
-        first_issue, last_issue = int(plan.ends[0]), int(plan.ends[-1])
-        data = source.read(plan.start, plan.stop, last_issue, 0 if n_weather else None, first_issue)
-        weather = [data] + [replace(data, forecast=source.read_forecast(plan.start, plan.stop, last_issue, member))
+        data = source.read(plan.start, plan.stop, plan.last_issue, 0 if n_weather else None, plan.first_issue)
+        weather = [data] + [replace(data, forecast=source.read_forecast(plan.start, plan.stop, plan.last_issue, member))
                             for member in range(1, n_weather)]  # the same observations, another member's forecast
         observed_flag = metadata.feature_layout().observed_flag
-        newest = (source.newest_observations(data, plan.start, last_issue)
+        newest = (source.newest_observations(data, plan.start, plan.last_issue)
                   if observed_flag or max_observation_age is not None else None)
         info = source.info()
-        references = source.read_reference_times(plan.start, plan.stop, last_issue=last_issue)
+        references = source.read_reference_times(plan.start, plan.stop, last_issue=plan.last_issue)
         schedules = source.forecast_schedules()
         climatology = training_climatology(source) if plan.is_range else None
         levels = tuple(metadata.quantiles) or (ENSEMBLE_LEVELS if n_weather else ())
@@ -164,25 +156,24 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
         forcing_attributes = source.forcing.attributes if source.forcing is not None else {}
     layout = metadata.feature_layout()
     _check_feature_order(Path(model_dir) / METADATA_FILE, data, scalers, layout, metadata.feature_names)
-    local_ends = plan.ends - plan.start
-    products = product_use(metadata, data, local_ends, references, missing_forecast_input,
+    products = product_use(metadata, data, plan.window_ends, references, missing_forecast_input,
                            Path(forcing_forecast or data_path), forcing_attributes, schedules)
     for other in weather[1:]:  # every member of an ensemble weather forecast covers the model's leads
-        check_lead_coverage(metadata, other.forecast, other.times, local_ends, references, schedules,
+        check_lead_coverage(metadata, other.forecast, other.times, plan.window_ends, references, schedules,
                             other.station_ids, Path(data_path))
-    core = forecast_core(model, data, local_ends, batch_size, progress=show_progress and plan.is_range)
+    core = forecast_core(model, data, plan.window_ends, batch_size, progress=show_progress and plan.is_range)
     values, members, age = core.values, core.members, core.observation_age_hours
     if n_weather:  # each weather member drives the model; the forecast is their combination
-        cores = [core] + [forecast_core(model, other, local_ends, batch_size) for other in weather[1:]]
+        cores = [core] + [forecast_core(model, other, plan.window_ends, batch_size) for other in weather[1:]]
         values, members = combine_weather_members(cores, metadata.quantiles)
         products = replace(products, attributes={**products.attributes, **weather_attributes(n_weather)})
-    skipped = _skip_reasons(data, core.valid, core.lengths, local_ends, core.needed)
+    skipped = _skip_reasons(data, core.valid, core.lengths, plan.window_ends, core.needed)
     ungauged = () if newest is None or not observed_flag else tuple(np.asarray(data.station_ids)[newest < 0])
     label = model_label if model_label is not None else {"model_name": Path(model_dir).resolve().name}
     result = replace(_result(model, data, info, plan, values, members, skipped, age, products, label, levels),
                      ungauged=ungauged)
     if max_observation_age is not None and newest is not None:
-        stale = stale_gauges(result, newest, int(plan.ends[-1]), metadata.grid.step, max_observation_age)
+        stale = stale_gauges(result, newest, plan.last_issue, metadata.grid.step, max_observation_age)
         result = replace(result, max_observation_age_hours=float(max_observation_age), stale=stale)
     if record is not None and result.quantiles is not None:
         result = replace(result, thresholds=record.thresholds,
@@ -193,15 +184,15 @@ def run_forecast(model_dir: str | Path, data_path: str | Path, issue_time: str, 
     target = Path(out) if out is not None else default_output(result, plan.is_range)
     observed, baselines, distribution, signatures = None, None, None, None
     if plan.is_range:
-        observed = observed_at_leads(data.target, local_ends, result.leads)
-        baselines = hindcast_baselines(result, data.target, local_ends, climatology, data.grid)
+        observed = observed_at_leads(data.target, plan.window_ends, result.leads)
+        baselines = hindcast_baselines(result, data.target, plan.window_ends, climatology, data.grid)
         if record is not None:
             distribution = score_hindcast_distribution(result, observed, baselines["persistence"], record, data.grid)
         rain = data.runoff_precipitation()
-        signatures = hindcast_signatures(result, observed, baselines, data.grid,
-                                         None if rain is None else observed_at_leads(rain, local_ends, result.leads))
+        rain_at_leads = None if rain is None else observed_at_leads(rain, plan.window_ends, result.leads)
+        signatures = hindcast_signatures(result, observed, baselines, data.grid, rain_at_leads)
     return ForecastRun(result, n_forecast, publish_forecast(result, target, observed, baselines, distribution,
-                                                            signatures, pi_xml))
+                                                            signatures, writers))
 
 
 def _check_feature_order(path: Path, data: StationData, scalers: Scalers, layout: FeatureLayout,
@@ -213,25 +204,6 @@ def _check_feature_order(path: Path, data: StationData, scalers: Scalers, layout
     if list(scalers.dynamic_names) != list(data.dynamic_names) or list(scalers.static_names) != list(data.static_names):
         raise InputDataError(path, "the scalers' feature order differs from the model's "
                              f"({scalers.dynamic_names + scalers.static_names} vs {built})")
-
-
-def _plan(source: IngestedFile, issue_time: str, seq_len: int, max_lead: int) -> Plan:
-    first, last, is_range = parse_issue_times(issue_time, source.grid)
-    times = source.times
-    first_step, last_step = locate_issue(times, source.grid, first), locate_issue(times, source.grid, last)
-    if first_step.before_the_data or last_step.before_the_data:
-        raise InputDataError(source.path, f"issue time {first.isoformat()} is before the first grid step "
-                             f"({pd.Timestamp(times[0]).isoformat()}Z)", where="time")
-    if last_step.past_the_data and not is_range:  # nothing to read: run_forecast skips every station
-        return Plan(np.zeros(0, np.int64), 0, 0, is_range, last_step.label_past_the_data)
-    if last_step.past_the_data:
-        raise InputDataError(source.path, f"data end at {pd.Timestamp(times[-1]).isoformat()}Z, before the "
-                             f"issue time {last.isoformat()}: ingest the newest steps first "
-                             "(hydroseq ingest --append)", where="time")
-    first_end, last_end = first_step.index, last_step.index
-    ends = np.arange(first_end, last_end + 1)
-    stop = min(len(times), last_end + 1 + (max_lead if is_range else 0))
-    return Plan(ends=ends, start=history_slice(first_end, seq_len).start, stop=stop, is_range=is_range)
 
 
 def _skip_reasons(data: StationData, valid: np.ndarray, lengths: np.ndarray, ends: np.ndarray,
@@ -270,7 +242,7 @@ def _result(model: ExportedModel, data: StationData, info: StationInfo, plan: Pl
         **{key: value for key, value in model_label.items() if value},
     }
     return ForecastResult(
-        issue_times=data.times[plan.ends - plan.start], stations=data.station_ids,
+        issue_times=plan.labels, stations=data.station_ids,
         leads=np.asarray(metadata.leads, dtype=np.int64), step=step, values=values, variable=metadata.target,
         units=info.target_units, long_name=f"forecast of {info.target_long_name}",
         standard_name=info.target_standard_name, attributes=attributes,

@@ -1,5 +1,5 @@
 """The forecast as one long table, one row per issue time, station and lead: the column contract that the
-forecast CSV (:mod:`hydroseq.forecast.csv_writer`) and the served model (:mod:`hydroseq.serving.pyfunc_model`)
+forecast CSV (:mod:`hydroseq.forecast.writers.csv`) and the served model (:mod:`hydroseq.serving.pyfunc_model`)
 both write.
 
 Columns, in order, each group where the forecast has it: ``station``, ``issue_time``, ``lead`` (grid steps),

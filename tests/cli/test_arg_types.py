@@ -13,6 +13,7 @@ FORECAST = ["forecast", "--model", "m", "--data", "d.nc", "--issue-time", "2014-
     ([*FORECAST, "--max-observation-age", "-1"], "argument --max-observation-age: expected hours (0 or more)"),
     ([*FORECAST, "--max-skipped-share", "1.5"], "argument --max-skipped-share: expected a share from 0 to 1"),
     ([*FORECAST, "--min-probability", "nan"], "argument --min-probability: expected a share from 0 to 1"),
+    ([*FORECAST, "--format", "pi-xml,"], "argument --format: expected names separated by commas, got 'pi-xml,'"),
     (["fetch", "--source", "gfs", "--issue-time", "2014-09-30", "--out", "raw", "--attempts", "0"],
      "argument --attempts: expected a whole number, 1 or more"),
     (["fetch", "--source", "gfs", "--issue-time", "2014-09-30", "--out", "raw", "--retry-wait", "inf"],

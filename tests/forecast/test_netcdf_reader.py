@@ -11,8 +11,8 @@ import pytest
 
 from hydroseq.errors import InputDataError
 from hydroseq.forecast.netcdf_reader import read_forecast_netcdf
-from hydroseq.forecast.netcdf_writer import write_forecast_netcdf
 from hydroseq.forecast.result import ForecastResult
+from hydroseq.forecast.writers.netcdf import write_forecast_netcdf
 from hydroseq.scoring.thresholds import StationThresholds
 
 LEVELS = (0.05, 0.5, 0.95)

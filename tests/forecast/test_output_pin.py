@@ -75,7 +75,8 @@ def _digests(folder: Path) -> dict[str, str]:
 @pytest.mark.parametrize("model", [BASE_MODEL, PROBABILISTIC_BASE_MODEL], ids=lambda path: path.name)
 def test_a_shipped_models_forecast_files_hold_what_they_held(model: Path, ingested: Path, tmp_path: Path) -> None:
     """NetCDF, CSV and PI-XML of the shipped base models' forecast of the bundled basins at 2014-09-30."""
-    run_forecast(model, ingested, "2014-09-30", out=tmp_path / "forecast.nc", show_progress=False, pi_xml=True)
+    run_forecast(model, ingested, "2014-09-30", out=tmp_path / "forecast.nc", show_progress=False,
+                 formats=["pi-xml"])
     assert _digests(tmp_path) == FORECAST_PINS[model.name]
 
 

@@ -1,10 +1,11 @@
-"""Forecast files: CF-NetCDF structure, CSV layout, atomic and byte-identical writes."""
+"""Forecast files: CF-NetCDF structure, CSV layout, atomic and byte-identical writes; the table of formats."""
 
 from __future__ import annotations
 
 import csv
 import dataclasses
 import hashlib
+import json
 import time
 from pathlib import Path
 
@@ -15,10 +16,14 @@ import pytest
 import xarray as xr
 
 from hydroseq import __version__
+from hydroseq.cli import main
+from hydroseq.errors import ConfigError, ExitCode
+from hydroseq.fileio import atomic_path
 from hydroseq.forecast import run_forecast
-from hydroseq.forecast.csv_writer import CSV_COLUMNS, format_value, write_forecast_csv
-from hydroseq.forecast.netcdf_writer import write_forecast_netcdf
 from hydroseq.forecast.result import ForecastResult
+from hydroseq.forecast.writers import WRITERS, ForecastWriter, output_path, output_writers, refuse_for_hindcast
+from hydroseq.forecast.writers.csv import CSV_COLUMNS, format_value, write_forecast_csv
+from hydroseq.forecast.writers.netcdf import write_forecast_netcdf
 
 
 def _result(n_issue: int = 1, leads: tuple[int, ...] = (1, 2, 3), step: str = "1D") -> ForecastResult:
@@ -207,3 +212,42 @@ def test_the_default_file_names_the_issue_by_its_local_day_as_the_daily_job_does
     ranged = run_forecast(exported, ingested, "2014-09-01..2014-09-10", show_progress=False)
     assert ranged.published is not None
     assert Path(ranged.published.forecast_files[0]) == Path("runs/forecast/hindcast_2014-09-01_2014-09-10.nc")
+
+
+def test_netcdf_and_csv_are_always_written_and_other_formats_once_each_in_table_order() -> None:
+    assert [writer.name for writer in output_writers()] == ["netcdf", "csv"]
+    assert [writer.name for writer in output_writers(["pi-xml", "csv", "pi-xml"])] == ["netcdf", "csv", "pi-xml"]
+    assert [writer.name for writer in output_writers("pi-xml")] == ["netcdf", "csv", "pi-xml"]  # one name
+    assert [output_path(Path("out/f.nc"), writer) for writer in output_writers(["pi-xml"])] == [
+        Path("out/f.nc"), Path("out/f.csv"), Path("out/f.xml")]
+    with pytest.raises(ConfigError, match=r"^--format xlsx: not an output format; the formats are netcdf, csv, "):
+        output_writers(["pi-xml", "xlsx"])
+    refuse_for_hindcast(output_writers())
+    with pytest.raises(ConfigError, match="--format pi-xml: .* one issue time, not a hindcast"):
+        refuse_for_hindcast(output_writers(["pi-xml"]))
+
+
+def _write_json(result: ForecastResult, path: Path) -> Path:
+    """A format of the test suite's own: per station its forecast values."""
+    forecast = {station: result.values[0, s].tolist() for s, station in enumerate(result.stations)
+                if np.isfinite(result.values[0, s]).any()}
+    with atomic_path(path) as tmp:
+        tmp.write_text(json.dumps({"issue_time": str(result.issue_times[0]), "forecast": forecast}))
+    return path
+
+
+def test_a_format_added_to_the_table_from_outside_is_written_into_the_set(exported, ingested, tmp_path, monkeypatch):
+    """One line in ``WRITERS`` (here from the test suite alone) makes ``hydroseq forecast --format`` write it."""
+    monkeypatch.setitem(WRITERS, "json", ForecastWriter("json", ".json", _write_json))
+    out = tmp_path / "f.nc"
+    assert main(["forecast", "--model", str(exported), "--data", str(ingested), "--issue-time", "2014-06-30",
+                 "--out", str(out), "--format", "json"]) == ExitCode.OK
+    written = json.loads(out.with_suffix(".json").read_text())
+    manifest = json.loads(out.with_name("f.manifest.json").read_text())
+    assert sorted(entry["name"] for entry in manifest["files"]) == ["f.csv", "f.json", "f.nc"]
+    assert not out.with_suffix(".xml").exists()
+    assert written["issue_time"] == "2014-07-01T08:00:00.000000000"
+    with xr.open_dataset(out) as ds:
+        assert written["forecast"] == {str(station): [float(value) for value in values]
+                                       for station, values in zip(ds["station"].values, ds["streamflow"].values,
+                                                                  strict=True)}

@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from hydroseq.forecast.netcdf_writer import write_forecast_netcdf
 from hydroseq.forecast.result import ForecastResult
+from hydroseq.forecast.writers.netcdf import write_forecast_netcdf
 from hydroseq.grid import GridSpec
 from hydroseq.report import write_report
 from hydroseq.scoring.thresholds import StationThresholds

@@ -18,8 +18,8 @@ from mlflow.tracking import MlflowClient
 from hydroseq.cli import main
 from hydroseq.errors import ConfigError, ExitCode, RefusedError
 from hydroseq.forecast.hindcast import HindcastScores, write_scores_csv
-from hydroseq.forecast.netcdf_writer import write_forecast_netcdf
 from hydroseq.forecast.result import ForecastResult
+from hydroseq.forecast.writers.netcdf import write_forecast_netcdf
 from hydroseq.serving.promote import promote, promotion_history, rollback
 from tests.fixtures import store_uri
 

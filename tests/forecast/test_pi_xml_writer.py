@@ -20,8 +20,8 @@ from hydroseq.config import IngestConfig, validate_config
 from hydroseq.config.units import to_m3s
 from hydroseq.errors import ConfigError, ExitCode
 from hydroseq.forecast import run_forecast
-from hydroseq.forecast.outputs import PI_MISSING, PI_PARAMETER, write_forecast_pi_xml
 from hydroseq.forecast.result import ForecastResult
+from hydroseq.forecast.writers.pi_xml import PI_MISSING, PI_PARAMETER, write_forecast_pi_xml
 from hydroseq.ingest import ingest
 from hydroseq.ingest.readers.pi_xml import read_pi_series
 from tests.ingest.pi_builders import caravan_series, run_file_text, write_pi
@@ -162,7 +162,7 @@ def _fews_ingest_config(folder: Path, repo_root: Path, export: Path) -> Path:
 def test_a_general_adapter_run_forecasts_at_time0_as_from_the_full_record(exported, ingested, repo_root, data_dir,
                                                                           schema, tmp_path):
     """The FEWS chain on real data: PI export (in UTC+1) and run file -> ``hydroseq ingest --pi-run-file`` ->
-    ``hydroseq forecast --pi-run-file --pi-xml``: the PI-XML forecast equals the forecast from the full ingest."""
+    ``hydroseq forecast --pi-run-file --format pi-xml``: the PI-XML forecast equals the one from the full ingest."""
     export = write_pi(tmp_path / "input.xml", caravan_series(data_dir, TRAIN, [*DYNAMIC, "streamflow"],
                                                                "2014-03-01", "2014-06-30"), time_zone=1.0)
     run = tmp_path / "run_info.xml"  # time0: the end of the local day 2014-06-30 of the grid (UTC-8), in UTC+1
@@ -173,7 +173,7 @@ def test_a_general_adapter_run_forecasts_at_time0_as_from_the_full_record(export
                  "--pi-run-file", str(run)]) == ExitCode.OK
     out = tmp_path / "output" / "forecast.nc"
     assert main(["forecast", "--model", str(exported), "--data", str(data), "--pi-run-file", str(run),
-                 "--out", str(out), "--pi-xml"]) == ExitCode.OK
+                 "--out", str(out), "--format", "pi-xml"]) == ExitCode.OK
     schema.assertValid(etree.parse(str(out.with_suffix(".xml"))))
     manifest = json.loads((tmp_path / "output" / "forecast.manifest.json").read_text())
     assert {entry["name"] for entry in manifest["files"]} == {"forecast.nc", "forecast.csv", "forecast.xml"}
@@ -186,6 +186,6 @@ def test_a_general_adapter_run_forecasts_at_time0_as_from_the_full_record(export
         np.testing.assert_array_equal(one.values.astype(np.float32), expected)
         assert one.forecast_date == pd.Timestamp("2014-07-01T08:00")
     assert main(["forecast", "--model", str(exported), "--data", str(data), "--issue-time", "2014-06-01..2014-06-30",
-                 "--out", str(tmp_path / "hindcast.nc"), "--pi-xml"]) == ExitCode.CONFIG
+                 "--out", str(tmp_path / "hindcast.nc"), "--format", "pi-xml"]) == ExitCode.CONFIG
     assert not (tmp_path / "hindcast.xml").exists()
     assert hashlib.sha256(out.with_suffix(".xml").read_bytes()).hexdigest() == manifest["files"][2]["sha256"]
