@@ -74,7 +74,7 @@ def test_the_documented_general_adapter_runs_commands_hydroseq_parses_on_the_fil
     ingest, forecast = commands
     run_file = Path(general["exportDir"]) / config.find(".//ga:exportRunFileActivity/ga:exportFile", ns).text
     assert ingest.pi_run_file == forecast.pi_run_file == run_file and forecast.issue_time is None
-    assert ingest.out == forecast.data and forecast.pi_xml
+    assert ingest.out == forecast.data and forecast.formats == ["pi-xml"]
     assert ingest.diagnostics == forecast.diagnostics == Path(general["diagnosticFile"])  # each writes what FEWS reads
     imported = Path(general["importDir"]) / config.find(".//ga:importTimeSeriesActivity/ga:importFile", ns).text
     assert imported == forecast.out.with_suffix(".xml")
