@@ -1,13 +1,8 @@
-"""The forecast products ``hydroseq fetch`` downloads, and which of their runs an issue time needs.
+"""The forecast products ``hydroseq fetch`` downloads, where from, and which of their runs an issue time needs.
 
-A run with reference time ``r`` counts as published from ``r + latency`` on. The latencies below are
-estimates from the producers' documented schedules, not measurements (``latency`` overrides them):
-
-* ECMWF open data is released one hour after ECMWF's real-time dissemination schedule, in which the
-  00 UTC HRES is complete about 7 h after its reference time and the ENS (to 15 days) about 8 h after.
-* NOAA's GFS 0.25 degree files reach their last step about 4.5 h after the cycle, GEFS about 5.5 h.
-
-The newest run published at the issue time that has every requested step is fetched; when the source
+Each is a product of the catalogue (:data:`hydroseq.grid.weather_products.WEATHER_PRODUCTS`: its cycles,
+last steps, latency and members) at a source. The newest run published at the issue time (reference time +
+latency at or before it, the catalogue's rule) that has every requested step is fetched; when the source
 does not have it (yet), the run before it (:func:`runs_needed` gives both).
 """
 
@@ -23,52 +18,42 @@ from hydroseq.fetch.download import RetryPolicy
 from hydroseq.grid import GridSpec
 from hydroseq.grid.issue_times import parse_instant
 from hydroseq.grid.step_ranges import step_hours
+from hydroseq.grid.weather_products import WEATHER_PRODUCTS, WeatherProduct
 
 DEFAULT_PARAMS = ("tp", "2t")
 DEFAULT_STEPS = ("0/90/6",)
-GEFS_MEMBERS = 30  # perturbed members; the control (member 0) comes with them
 
 
 @dataclass(frozen=True)
 class Product:
-    """One forecast product at its source.
+    """A catalogued forecast product at its source.
 
     Attributes
     ----------
-    name
-        ``--source`` value and the folder and file names under the raw folder.
-    label
-        The product in messages.
+    spec
+        The product: cycles, last steps, latency, members.
     base_url
         Where the product's files are, by the source's documented layout (``--base-url`` replaces it).
-    last_step
-        Cycle (UTC hour of the reference time) -> the longest step, in hours, its runs publish.
-    latency
-        Time from a run's reference time until its files are all published.
-    ensemble
-        Whether runs have members.
     """
 
-    name: str
-    label: str
+    spec: WeatherProduct
     base_url: str
-    last_step: dict[int, int]
-    latency: pd.Timedelta
-    ensemble: bool = False
+
+    @property
+    def name(self) -> str:
+        """``--source`` value and the folder and file names under the raw folder."""
+        return self.spec.name
+
+    @property
+    def label(self) -> str:
+        """The product in messages."""
+        return self.spec.label
 
 
-PRODUCTS = {product.name: product for product in (
-    # HRES (stream oper) 00/12 UTC to 10 days, 06/18 UTC to 90 h; ENS (enfo) 00/12 UTC to 15 days, 06/18 to 144 h
-    Product("ecmwf-hres", "ECMWF open data (HRES)", "https://data.ecmwf.int/forecasts",
-            {0: 240, 6: 90, 12: 240, 18: 90}, pd.Timedelta(hours=8)),
-    Product("ecmwf-ens", "ECMWF open data (ENS)", "https://data.ecmwf.int/forecasts",
-            {0: 360, 6: 144, 12: 360, 18: 144}, pd.Timedelta(hours=9), ensemble=True),
-    # The NOAA Open Data Dissemination buckets (AWS), in the layout NOMADS has too
-    Product("gfs", "NOAA GFS", "https://noaa-gfs-bdp-pds.s3.amazonaws.com",
-            dict.fromkeys((0, 6, 12, 18), 384), pd.Timedelta(hours=5)),
-    Product("gefs", "NOAA GEFS", "https://noaa-gefs-pds.s3.amazonaws.com",
-            dict.fromkeys((0, 6, 12, 18), 384), pd.Timedelta(hours=6), ensemble=True),
-)}
+# ECMWF open data; the NOAA Open Data Dissemination buckets (AWS), in the layout NOMADS has too
+BASE_URLS = {"ecmwf-hres": "https://data.ecmwf.int/forecasts", "ecmwf-ens": "https://data.ecmwf.int/forecasts",
+             "gfs": "https://noaa-gfs-bdp-pds.s3.amazonaws.com", "gefs": "https://noaa-gefs-pds.s3.amazonaws.com"}
+PRODUCTS = {name: Product(WEATHER_PRODUCTS[name], url) for name, url in BASE_URLS.items()}
 
 
 def product_named(name: str) -> Product:
@@ -115,18 +100,12 @@ def runs_needed(product: Product, issue_time: pd.Timestamp, steps: Sequence[int]
     ConfigError
         If no cycle of the product reaches the longest step.
     """
-    delay = product.latency if latency is None else latency
-    longest = max(steps)
-    cycles = sorted(hour for hour, last in product.last_step.items() if last >= longest)
-    if not cycles:
-        raise ConfigError(f"--steps: {product.label} publishes no run to step {longest} h (the longest: "
-                          f"{max(product.last_step.values())} h)")
-    runs: list[pd.Timestamp] = []
-    day = (issue_time - delay).tz_convert("UTC").floor("D")
-    while len(runs) < count:
-        runs += [run for hour in reversed(cycles) if (run := day + pd.Timedelta(hours=hour)) + delay <= issue_time]
-        day -= pd.Timedelta(days=1)
-    return runs[:count]
+    try:
+        schedule = product.spec.schedule(max(steps))
+    except ValueError as error:
+        raise ConfigError(f"--steps: {error}") from None
+    return schedule.runs_due(issue_time.tz_convert("UTC"), product.spec.latency if latency is None else latency,
+                             count)
 
 
 def run_stem(product: Product, run: pd.Timestamp) -> str:
@@ -165,8 +144,8 @@ class RunRequest:
         steps = self.steps_taken()
         if self.product.name != "gefs":
             return [Piece(step) for step in steps]
-        members = GEFS_MEMBERS if self.members is None else self.members
-        return [Piece(step, member) for step in steps for member in range(members + 1)]
+        perturbed = (self.product.spec.members or 1) - 1 if self.members is None else self.members
+        return [Piece(step, member) for step in steps for member in range(perturbed + 1)]
 
     def steps_taken(self) -> tuple[int, ...]:
         """The steps downloaded: NOAA's files have no precipitation at step 0, so with ``tp`` it is left out

@@ -69,11 +69,12 @@ def fetch_runs(source: str, issue_time: str | pd.Timestamp, out: str | Path, *,
     base_url
         Another root than the product's (a mirror) with the same layout.
     latency_hours
-        Replaces the product's latency (hours from a run's reference time until it is all published).
+        Replaces the catalogue's latency of the product (hours from a run's reference time until it is all
+        published: :data:`hydroseq.grid.weather_products.WEATHER_PRODUCTS`).
     timezone
         The zone of an issue time given as a date, or without a zone.
     policy
-        Retries and timeouts (default :class:`~hydroseq.fetch.download.RetryPolicy`).
+        Retries and timeouts of each piece (default :class:`~hydroseq.fetch.download.RetryPolicy`).
 
     Returns
     -------
