@@ -19,8 +19,10 @@ import numpy as np
 import pandas as pd
 
 from hydroseq.dataset import StationData
+from hydroseq.dataset.forecast_inputs import lead_span, partial_leads
 from hydroseq.errors import InputDataError
 from hydroseq.export.metadata import ExportMetadata
+from hydroseq.grid.weather_products import RunSchedule, due_references
 
 MissingForecastInput = Literal["fallback", "fail"]
 PERFECT_LABEL = ("perfect: the observed values over the lead window, an upper bound on what a real weather "
@@ -51,7 +53,7 @@ class ProductUse:
         issue time; the message names the inputs that fell back and those read.
     late
         ``{station: message}`` for stations that read, at the (last) issue time, an older run than
-        the newest one due by then: the run due was late or missing (see :func:`due_reference`).
+        the newest one due by then: the run due was late or missing (:mod:`hydroseq.grid.weather_products`).
     attributes
         Global attributes for the forecast files: the inputs, their sources and horizon.
     """
@@ -134,7 +136,7 @@ def check_lead_coverage(metadata: ExportMetadata, forecast: np.ndarray, times: n
     """
     specs = metadata.forecast_input_specs
     finite = np.isfinite(forecast[:, ends])  # [station, issue, input, lead]
-    partial = finite.any(axis=3) & ~finite.all(axis=3)  # [station, issue, input]
+    partial = partial_leads(forecast[:, ends])  # [station, issue, input]
     issues = times[ends]
     for k, item in enumerate(specs):
         if item.source != "ingested" or not partial[:, :, k].any():
@@ -142,8 +144,9 @@ def check_lead_coverage(metadata: ExportMetadata, forecast: np.ndarray, times: n
         bad = partial[:, :, k].copy()
         used = references.get(item.variable)
         if used is not None and item.variable in schedules:
-            due = np.array([due_reference(issue, *schedules[item.variable]).asm8 for issue in issues],
-                           dtype="datetime64[ns]")
+            latency, frequency = schedules[item.variable]
+            due = due_references(issues.astype("datetime64[ns]").view(np.int64), latency, frequency).view(
+                "datetime64[ns]")
             bad &= ~(~np.isnat(used[:, ends]) & (used[:, ends] < due[None, :]))  # a late run: flagged, not refused
         if not bad.any():
             continue
@@ -164,24 +167,6 @@ def check_lead_coverage(metadata: ExportMetadata, forecast: np.ndarray, times: n
                              where=f"time {_label(issues[issue])}")
 
 
-def lead_span(leads: np.ndarray | list[int]) -> str:
-    """``4-7``, ``2, 5-7``: lead numbers as runs of consecutive ones."""
-    values = sorted(int(lead) for lead in leads)
-    runs: list[list[int]] = []
-    for lead in values:
-        if runs and lead == runs[-1][-1] + 1:
-            runs[-1].append(lead)
-        else:
-            runs.append([lead])
-    return ", ".join(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]) for run in runs)
-
-
-def due_reference(issue: np.datetime64, latency: pd.Timedelta, frequency: pd.Timedelta) -> pd.Timestamp:
-    """The newest reference time on the product's schedule (multiples of ``frequency`` from 00 UTC of
-    1970-01-01, so 00/12 UTC for 12-hourly runs) that is published (``+ latency``) by ``issue``."""
-    return (pd.Timestamp(issue) - latency).floor(frequency)
-
-
 def _late_runs(names: tuple[str, ...], read: np.ndarray, issues: np.ndarray, references: dict[str, np.ndarray],
                ends: np.ndarray, schedules: dict[str, tuple[pd.Timedelta, pd.Timedelta]],
                station_ids: tuple[str, ...], last_leads: np.ndarray) -> dict[str, str]:
@@ -192,7 +177,8 @@ def _late_runs(names: tuple[str, ...], read: np.ndarray, issues: np.ndarray, ref
     for k, name in enumerate(names):
         if name not in schedules or name not in references:
             continue
-        due = due_reference(issue, *schedules[name])
+        latency, frequency = schedules[name]
+        due = RunSchedule(frequency).run_due(pd.Timestamp(issue), latency)
         used = references[name][:, ends[-1]]
         for s, reference in enumerate(used):
             if np.isnat(reference) or not read[-1, s, k] or pd.Timestamp(reference) >= due:

@@ -14,7 +14,8 @@ The rules (docs/ingest.md "The leakage-free rules", each a property test in ``te
 - **No extrapolation.** A lead whose interval reaches past the product's last step is missing.
 - **Missing products.** ``on_missing_product: fail``: reference times further apart than
   ``issue_frequency`` are an error naming the file and the missing reference time, and issues at or
-  after ``r_last + latency + issue_frequency`` (the next product was due) are missing;
+  after ``r_last + latency + issue_frequency`` (the next product was due:
+  :func:`hydroseq.grid.weather_products.due_references`, runs every ``issue_frequency`` from ``r_last``) are missing;
   ``use_previous``: the newest published product is used however old (its leads shift; missing
   beyond its last step). Every product used must cover the ``horizon`` leads of the first issue
   at which it is published (else "truncated horizon", naming the file and the reference time).
@@ -31,6 +32,7 @@ import pandas as pd
 import hydroseq.ingest.units as units
 from hydroseq.config.forecast_source import ForecastSourceConfig
 from hydroseq.errors import InputDataError
+from hydroseq.grid.weather_products import due_references
 from hydroseq.ingest.forecast_products import Product, read_products
 from hydroseq.ingest.stations import Station
 from hydroseq.ingest.timegrid import TimeGrid
@@ -102,8 +104,9 @@ def choose_products(source: ForecastSourceConfig, products: list[Product], grid:
             raise InputDataError(after.path, f"forecast source {source.label!r}: the product of reference time "
                                  f"{missing} is missing (the one before is {pd.Timestamp(int(references[gaps[0]]))}; "
                                  "set on_missing_product: use_previous to use it)", f"reference time {missing}")
-        due = published[np.maximum(chosen, 0)] + source.issue_step.value
-        chosen = np.where(labels >= due, -1, chosen)
+        used = references[np.maximum(chosen, 0)]
+        due = due_references(labels, source.latency_step, source.issue_step, anchors=used)  # the schedule of `used`
+        chosen = np.where(due > used, -1, chosen)
     return chosen
 
 
