@@ -51,6 +51,29 @@ def last_step_of(in_period: np.ndarray) -> int:
     return int(np.flatnonzero(in_period)[-1]) if in_period.any() else -1
 
 
+def partial_leads(forecast: np.ndarray) -> np.ndarray:
+    """Bool mask of a weather forecast that holds a value at some of its leads and none at others.
+
+    ``forecast`` has the lead axis last (``[station, time, input, lead]``, or any part of it); the mask
+    has the other axes. Every lead or none (no forecast, as the model was trained to read) is covered;
+    the rest is a run shorter than the model's leads, or a field missing for some steps.
+    """
+    finite = np.isfinite(forecast)
+    return finite.any(axis=-1) & ~finite.all(axis=-1)
+
+
+def lead_span(leads: np.ndarray | list[int]) -> str:
+    """``4-7``, ``2, 5-7``: lead numbers as runs of consecutive ones."""
+    values = sorted(int(lead) for lead in leads)
+    runs: list[list[int]] = []
+    for lead in values:
+        if runs and lead == runs[-1][-1] + 1:
+            runs[-1].append(lead)
+        else:
+            runs.append([lead])
+    return ", ".join(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]) for run in runs)
+
+
 def read_forecast_inputs(dataset: xr.Dataset, inputs: Sequence[ForecastInput], horizon: int, rows: list[int],
                          path: Path, start: int = 0, stop: int | None = None,
                          member: int | None = None) -> np.ndarray:

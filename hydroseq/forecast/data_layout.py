@@ -18,9 +18,9 @@ import numpy as np
 import xarray as xr
 
 from hydroseq.climate import is_derived, needed_sources
+from hydroseq.dataset.forecast_inputs import lead_span
 from hydroseq.errors import InputDataError
 from hydroseq.export.metadata import ExportMetadata
-from hydroseq.forecast.product_use import lead_span
 from hydroseq.grid import GRID_ATTRIBUTES, GridSpec
 
 GRID_ATTRIBUTE_WORDS = dict(zip(GRID_ATTRIBUTES, ("frequency", "time zone", "day boundary", "time label convention"),

@@ -32,12 +32,12 @@ import numpy as np
 import pandas as pd
 
 from hydroseq.dataset import StationData
+from hydroseq.dataset.forecast_inputs import lead_span, partial_leads
 from hydroseq.dataset.plausible_values import Bounds as Bounds  # pyfunc_model takes it from here
 from hydroseq.dataset.plausible_values import check_plausible as check_values
 from hydroseq.dataset.window import history_slice
 from hydroseq.errors import InputDataError
 from hydroseq.export import ExportMetadata
-from hydroseq.forecast.product_use import lead_span
 from hydroseq.grid import GridSpec
 from hydroseq.grid.issue_times import ISO_8601
 
@@ -191,7 +191,7 @@ def check_lead_coverage(data: StationData, end: int, metadata: ExportMetadata) -
         time, the columns without a value and how many stations are concerned.
     """
     forecast = np.isfinite(data.forecast[:, end])  # [station, input, lead]
-    partial = forecast.any(axis=2) & ~forecast.all(axis=2)
+    partial = partial_leads(data.forecast[:, end])
     if not partial.any():
         return
     s, k = (int(index) for index in np.argwhere(partial)[0])

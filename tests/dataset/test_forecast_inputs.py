@@ -14,7 +14,7 @@ from hydroseq.config import DataConfig
 from hydroseq.config.train import ForecastInput
 from hydroseq.dataset import FeatureLayout, Scalers, SequenceDataset, build_features, build_sample_index
 from hydroseq.dataset import load_station_data as load
-from hydroseq.dataset.forecast_inputs import forecast_noise
+from hydroseq.dataset.forecast_inputs import forecast_noise, lead_span, partial_leads
 from hydroseq.errors import InputDataError
 from tests.fixtures import add_forecast_variable
 
@@ -171,3 +171,13 @@ def test_scalers_round_trip_their_forecast_part(small_nc: Path, make_config) -> 
 def test_config_refuses_forecast_inputs_it_cannot_train(make_config, fields: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         perfect_config(make_config, **fields)
+
+
+def test_a_forecast_covers_every_lead_or_none_else_it_is_partial():
+    """The one lead-coverage mask of ``hydroseq forecast`` and the served model: the lead axis is the last."""
+    nan = np.nan
+    forecast = np.array([[[1.0, 2.0, 3.0], [nan, nan, nan]],  # station 0: every lead, no forecast
+                         [[1.0, 2.0, nan], [nan, 0.0, nan]]])  # station 1: a short run, a lone lead
+    np.testing.assert_array_equal(partial_leads(forecast), [[False, False], [True, True]])
+    np.testing.assert_array_equal(partial_leads(forecast[None]), [[[False, False], [True, True]]])  # any axes before
+    assert lead_span([4, 5, 6, 7]) == "4-7" and lead_span(np.array([7, 2, 5, 6])) == "2, 5-7"
