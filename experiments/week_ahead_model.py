@@ -1,32 +1,26 @@
-"""The week-ahead regional model, in one command: make its training data, train it, export it, score it.
+"""The week-ahead regional model, in one command: make its training data, train it, choose its leads, export, score.
 
-    CARAVAN_ROOT=/path/to/Caravan .venv/bin/python -m experiments.week_ahead_model [--error-scale 1]
+    CARAVAN_ROOT=/path/to/Caravan .venv/bin/python -m experiments.week_ahead_model
     .venv/bin/python -m experiments.week_ahead_model --score-only --model models/caravan-camels-us-daily-week-ahead
     .venv/bin/python -m experiments.week_ahead_model --quick      # a smoke run: minutes, figures meaningless
 
-Steps, each a ``hydroseq`` command or the Python API (printed as they run):
-
-1. the 433 regional basins ingested (``configs/ingest_caravan_regional.yaml``: every Caravan CAMELS-US
-   basin but the 31 bundled ones); a GENERATED forecast product made from their reanalysis with the
-   ``lead_growing`` error model (precipitation amount and timing errors, temperature errors, growing
-   with the lead; ``--error-scale k``) for leads 1-7, ingested as the forecast source
-   (``configs/ingest_caravan_regional_forecast.yaml``);
-2. ``configs/train_caravan_regional_week_ahead.yaml`` trained on it (one torch thread), exported to
-   ``--model`` with ``SHA256SUMS``;
-3. the 31 bundled basins (never trained on) ingested three times with generated products of their own
-   reanalysis, other seeds than training: (a) the training error model, (b) no error (perfect
-   forecasts, the upper bound), (c) the ``harsh`` error model the model never saw (twice the timing
-   and amount spread, 20 % too dry, 1 K too warm);
-4. each scored on the test period (2005-10 .. 2014-09) with the exported model's best checkpoint and
-   the shipped probabilistic base model without forecast inputs (leads 1-3) on the same days:
-   per lead, median / mean NSE and KGE, CRPSS against climatology, 50 / 90 % coverage, stations
-   beating persistence and beating the base model; written to ``--out``/scores.json and printed as
+1. The regional basins of the probabilistic base (``configs/ingest_caravan_regional.yaml``: every CAMELS-US
+   basin but the 31 bundled ones) less the basin holdout (``data/week_ahead_holdout_basins.txt``: one
+   per water-resources region), with a GENERATED forecast product of their reanalysis whose errors are
+   drawn from the ``family`` of error models (``pipelines/make_forecast_product.py``) for leads 1-7;
+2. ``configs/train_caravan_regional_week_ahead.yaml`` trained on it (one torch thread, three members):
+   a correction of the shipped probabilistic base, which it holds frozen;
+3. the corrected leads chosen on the VALIDATION period (2001-10 .. 2005-09) of the basin holdout, with
+   forecasts of the ``harsh`` error model (held out from training): a lead keeps its correction only if
+   the holdout's median NSE with it is at least the base's; the others are the base (the gate is saved
+   with the weights); exported to ``--model`` with ``SHA256SUMS``;
+4. the 31 bundled basins (never trained on) on the test period (2005-10 .. 2014-09), with products of
+   their own reanalysis under other seeds: the training family, the ``harsh`` errors that chose the
+   leads, the ``nwp_like`` errors never trained or chosen on (the held-out family), and perfect
+   forecasts; per lead, median / mean NSE and KGE, CRPSS against climatology, 50 / 90 % coverage,
+   stations beating persistence and the base model without forecast inputs on the same days (leads
+   4-7: its lead-3 forecast, the correction's anchor); written to ``--out``/scores.json and printed as
    the results page's table.
-
-``--select-error-scale K1 K2 ...`` instead trains one short member per training error size k on the
-regional basins and scores each on the VALIDATION period (2001-10 .. 2005-09) of the 433 training
-basins with forecasts of the reference size (k = 1, another seed): the size whose model does best there
-is the one to train (the test period is not read).
 """
 
 from __future__ import annotations
@@ -51,8 +45,13 @@ WEEK_MODEL = REPO_ROOT / "models" / "caravan-camels-us-daily-week-ahead"
 VARIABLES = ("total_precipitation_sum", "temperature_2m_mean")
 HORIZON = 7
 HYDROSEQ = [sys.executable, "-m", "hydroseq"]
-SCENARIOS = {"training_errors": ("lead_growing", 11), "perfect": ("perfect", 0), "harsh_errors": ("harsh", 12)}
-QUICK_STATIONS = ["camels_01013500", "camels_01030500", "camels_01031500"]
+REGIONAL_INGEST = REPO_ROOT / "configs" / "ingest_caravan_regional.yaml"
+HOLDOUT = REPO_ROOT / "data" / "week_ahead_holdout_basins.txt"
+BUNDLED = REPO_ROOT / "data" / "daily_caravan_camels_us" / "basins.txt"
+TRAINING_ERRORS, SELECTION_ERRORS = "family", "harsh"
+SCENARIOS = {"training_family": ("family", 11), "selection_errors_harsh": ("harsh", 12),
+             "held_out_family_nwp_like": ("nwp_like", 13), "perfect": ("perfect", 0)}
+QUICK_STATIONS = ["camels_01047000", "camels_01054200", "camels_01055000"]
 
 
 def hydroseq(*args: str, env: dict[str, str] | None = None) -> dict:
@@ -76,15 +75,21 @@ def make_product(data: Path, out: Path, error_model: str, error_scale: float, se
     return out
 
 
-def ingest_with_product(config: Path, product: Path, out: Path, caravan_root: str | None) -> Path:
-    """Ingest ``config`` (its forecast source pointed at ``product``) to ``out``, once."""
+def listed_ids(path: Path) -> list[str]:
+    """The station ids of a list file (one per line; ``#`` starts a comment)."""
+    return [line.split("#")[0].strip() for line in path.read_text().splitlines() if line.split("#")[0].strip()]
+
+
+def ingest_with_product(config: Path, product: Path, out: Path, caravan_root: str | None,
+                        stations: dict[str, list[str]] | None = None) -> Path:
+    """Ingest ``config`` with the forecast source of ``FORECAST_INGEST`` pointed at ``product`` to ``out``, once;
+    ``stations`` updates the config's ``stations`` section (``ids``, ``exclude_ids``)."""
     if out.exists():
         return out
     settings = yaml.safe_load(config.read_text())
-    if "forecast_sources" not in settings:
-        template = yaml.safe_load(FORECAST_INGEST.read_text())["forecast_sources"]
-        settings["forecast_sources"] = template
+    settings["forecast_sources"] = yaml.safe_load(FORECAST_INGEST.read_text())["forecast_sources"]
     settings["forecast_sources"][0]["path"] = str(product)
+    settings["stations"].update(stations or {})
     written = out.with_suffix(".ingest.yaml")
     written.write_text(yaml.safe_dump(settings, sort_keys=False))
     hydroseq("ingest", "--config", str(written), "--out", str(out),
@@ -92,17 +97,21 @@ def ingest_with_product(config: Path, product: Path, out: Path, caravan_root: st
     return out
 
 
-def regional_data(out: Path, error_model: str, error_scale: float, seed: int, caravan_root: str | None) -> Path:
-    """The 433 regional basins with a generated product of the given error model (made once)."""
+def regional_data(out: Path, error_model: str, seed: int, caravan_root: str | None, part: str) -> Path:
+    """The regional basins (``part``: ``training``, all but the bundled 31 and the holdout; ``holdout``) with a
+    generated product of ``error_model`` (made once)."""
     observed = out / "caravan_regional.nc"
     if not observed.exists():
-        hydroseq("ingest", "--config", "configs/ingest_caravan_regional.yaml", "--out", str(observed),
+        hydroseq("ingest", "--config", str(REGIONAL_INGEST), "--out", str(observed),
                  env={"CARAVAN_ROOT": caravan_root} if caravan_root else None)
-    name = f"{error_model}_k{error_scale:g}_seed{seed}"
-    ingested = out / f"caravan_regional_forecast_{name}.nc"
+    ingested = out / f"caravan_regional_{part}_{error_model}_seed{seed}.nc"
     if not ingested.exists():
-        product = make_product(observed, out / f"forecast_product_{name}.nc", error_model, error_scale, seed)
-        ingest_with_product(FORECAST_INGEST, product, ingested, caravan_root)
+        product = make_product(observed, out / f"forecast_product_{part}_{error_model}_seed{seed}.nc", error_model,
+                               1.0, seed)
+        holdout = listed_ids(HOLDOUT)
+        stations = ({"ids": holdout} if part == "holdout"
+                    else {"exclude_ids": listed_ids(BUNDLED) + holdout})
+        ingest_with_product(REGIONAL_INGEST, product, ingested, caravan_root, stations)
         product.unlink()  # 0.35 GB, re-made from the seed
     return ingested
 
@@ -122,8 +131,10 @@ def train_config(out: Path, data: Path, name: str, quick: bool, overrides: dict 
     return path
 
 
-def score(model_dir: Path, data: Path, period: str, out_dir: Path) -> pd.DataFrame:
-    """Per station and lead: the model's, persistence's and climatology's scores of ``period`` (Python API)."""
+def score(model_dir: Path | Path, data: Path, period: str, out_dir: Path, lead_gate: float | None = None,
+          checkpoint_file: Path | None = None) -> pd.DataFrame:
+    """Per station and lead: the model's, persistence's and climatology's scores of ``period`` (Python API);
+    ``lead_gate`` sets every lead's correction gate of a base correction (1: corrected, 0: the base)."""
     import torch
 
     from hydroseq.dataset import load_station_data
@@ -131,17 +142,55 @@ def score(model_dir: Path, data: Path, period: str, out_dir: Path) -> pd.DataFra
     from hydroseq.training.report import report_split
     from hydroseq.training.runtime import set_threads
 
-    checkpoint = Checkpoint.load(model_dir / "checkpoint.pt")
+    checkpoint = Checkpoint.load(checkpoint_file or model_dir / "checkpoint.pt")
     config = checkpoint.config
     set_threads(config.training.model_copy(update={"threads": 1}))
     station_data = load_station_data(data, config.data)
-    report = report_split(checkpoint.build_model(), station_data, checkpoint.scalers, config, period,  # type: ignore[arg-type]
+    model = checkpoint.build_model()
+    if lead_gate is not None:
+        for gate in gates(model):
+            gate.fill_(lead_gate)
+    report = report_split(model, station_data, checkpoint.scalers, config, period,  # type: ignore[arg-type]
                           torch.device("cpu"), out_dir, n_plots=0, late_gauge=False, show_progress=False)
     table = report.scores.copy()
     if report.probabilistic is not None:
         prob = report.probabilistic.scores[["station", "lead", "crpss_climatology", "coverage50", "coverage90"]]
         table = table.merge(prob.assign(forecast="model"), on=["station", "lead", "forecast"], how="left")
     return table
+
+
+def gates(model: object) -> list:
+    """The ``lead_gate`` buffers of a base correction (one per ensemble member)."""
+    members = getattr(model, "members", [model])
+    return [member.lead_gate for member in members]
+
+
+def choose_leads(trained: Path, data: Path, out: Path) -> tuple[Path, dict]:
+    """Step 3: per lead, keep the correction where the holdout's validation median NSE with it is at least the
+    base's; returns the checkpoint with that gate and the figures."""
+    import torch
+
+    from hydroseq.training.checkpoint import Checkpoint
+
+    corrected = score(trained, data, "validation", out / "choose_corrected", lead_gate=1.0)
+    base = score(trained, data, "validation", out / "choose_base", lead_gate=0.0)
+    figures: dict = {}
+    chosen = []
+    for lead in sorted(set(corrected["lead"])):
+        on = corrected[(corrected["lead"] == lead) & (corrected["forecast"] == "model")]["nse"].median()
+        off = base[(base["lead"] == lead) & (base["forecast"] == "model")]["nse"].median()
+        chosen.append(float(on >= off))
+        figures[str(lead)] = {"corrected_median_nse": round(float(on), 3), "base_median_nse": round(float(off), 3),
+                              "corrected": bool(on >= off)}
+    checkpoint = Checkpoint.load(trained / "checkpoint.pt")
+    gate = torch.tensor(chosen, dtype=torch.float32)
+    for state in checkpoint.member_states or [checkpoint.model_state]:
+        state["lead_gate"] = gate.clone()
+    if checkpoint.member_states:
+        checkpoint.model_state["lead_gate"] = gate.clone()
+    gated = out / "week_ahead_gated.pt"
+    checkpoint.save(gated)
+    return gated, figures
 
 
 def summarise(week: pd.DataFrame, base: pd.DataFrame | None) -> dict[str, dict[str, float]]:
@@ -162,8 +211,9 @@ def summarise(week: pd.DataFrame, base: pd.DataFrame | None) -> dict[str, dict[s
             row.update(crpss_median=model["crpss_climatology"].median(),
                        crpss_positive=int((model["crpss_climatology"] > 0).sum()),
                        coverage50=model["coverage50"].median(), coverage90=model["coverage90"].median())
-        if base is not None and lead in set(base["lead"]):
-            base_nse = base[(base["lead"] == lead) & (base["forecast"] == "model")].set_index("station")["nse"]
+        if base is not None:  # leads past the base's last: its last lead's forecast, the correction's anchor
+            base_lead = min(int(lead), int(base["lead"].max()))
+            base_nse = base[(base["lead"] == base_lead) & (base["forecast"] == "model")].set_index("station")["nse"]
             row.update(base_median_nse=base_nse.median(), base_mean_nse=base_nse.mean(),
                        beats_base=int((wide["model"] > base_nse.reindex(wide.index)).sum()))
         rows[str(lead)] = {key: (round(float(value), 3) if isinstance(value, float) else value)
@@ -229,15 +279,15 @@ def release(model: Path) -> None:
     (model / "SHA256SUMS").write_text("".join(f"{digest(name)}  {name}\n" for name in names))
 
 
-def bundled_scores(out: Path, model: Path, quick: bool, error_scale: float) -> dict:
-    """Step 3 and 4: the 31 unseen basins, test period, three kinds of forecast input."""
+def bundled_scores(out: Path, model: Path, quick: bool) -> dict:
+    """Step 4: the 31 unseen basins, test period, four kinds of forecast input."""
     observed = out / "caravan_daily.nc"
     if not observed.exists():
         hydroseq("ingest", "--config", "configs/ingest_caravan_daily.yaml", "--out", str(observed))
     figures: dict = {}
     base = score(BASE_MODEL, observed, "test", out / "score_base")
     for scenario, (error_model, seed) in SCENARIOS.items():
-        product = make_product(observed, out / f"bundled_product_{scenario}.nc", error_model, error_scale, seed)
+        product = make_product(observed, out / f"bundled_product_{scenario}.nc", error_model, 1.0, seed)
         data = ingest_with_product(REPO_ROOT / "configs" / "ingest_caravan_daily.yaml", product,
                                    out / f"caravan_daily_{scenario}.nc", None)
         week = score(model, data, "test", out / f"score_{scenario}")
@@ -249,30 +299,11 @@ def bundled_scores(out: Path, model: Path, quick: bool, error_scale: float) -> d
     return figures
 
 
-def select_error_scale(out: Path, scales: list[float], caravan_root: str | None, quick: bool) -> dict:
-    """Short members trained per training error size, scored on validation with reference-size forecasts."""
-    reference = regional_data(out, "lead_growing", 1.0, 101, caravan_root)
-    short = {"training": {"epochs": 3, "ensemble": 1, "patience": 3, "max_batches_per_epoch": 60}}
-    figures = {}
-    for scale in scales:
-        data = regional_data(out, "lead_growing", scale, 0, caravan_root)
-        started = time.perf_counter()
-        trained = hydroseq("train", "--config", str(train_config(out, data, f"select_k{scale:g}", quick, short)))
-        model = out / f"model_select_k{scale:g}"
-        export(trained["run_id"], out, model)
-        validation = score(model, reference, "validation", out / f"score_select_k{scale:g}")
-        figures[f"k={scale:g}"] = {"wall_s": round(time.perf_counter() - started),
-                                   "best_epoch": trained["best_epoch"], "validation": summarise(validation, None)}
-        print(json.dumps(figures, indent=1), file=sys.stderr, flush=True)
-    return figures
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=REPO_ROOT / "runs" / "week_ahead")
     parser.add_argument("--model", type=Path, default=WEEK_MODEL, help="where the model is exported")
-    parser.add_argument("--error-scale", type=float, default=1.0, help="k of the training error model")
-    parser.add_argument("--select-error-scale", type=float, nargs="+", default=None)
+    parser.add_argument("--run", default=None, help="a trained run id: choose, export and score it, train nothing")
     parser.add_argument("--score-only", action="store_true", help="score --model, train nothing")
     parser.add_argument("--release", action="store_true", help="make --model a release (relative paths, sums)")
     parser.add_argument("--json", type=Path, default=None)
@@ -281,22 +312,26 @@ def main(argv: list[str] | None = None) -> None:
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     caravan_root = os.environ.get("CARAVAN_ROOT")
-    figures: dict = {"error_scale": args.error_scale}
+    figures: dict = {}
     if args.release:
         release(args.model)
         return
-    if args.select_error_scale:
-        figures["selection"] = select_error_scale(out, args.select_error_scale, caravan_root, args.quick)
-    else:
-        if not args.score_only:
-            data = regional_data(out, "lead_growing", args.error_scale, 0, caravan_root)
+    if not args.score_only:
+        run_id = args.run
+        if run_id is None:
+            data = regional_data(out, TRAINING_ERRORS, 0, caravan_root, "training")
             started = time.perf_counter()
             trained = hydroseq("train", "--config", str(train_config(out, data, "week_ahead", args.quick)))
-            figures["train"] = {"run_id": trained["run_id"], "best_epoch": trained["best_epoch"],
+            run_id = trained["run_id"]
+            figures["train"] = {"run_id": run_id, "best_epoch": trained["best_epoch"],
                                 "wall_s": round(time.perf_counter() - started)}
-            export(trained["run_id"], out, args.model)
-        figures["test"] = bundled_scores(out, args.model, args.quick, args.error_scale)
-        print(table(figures["test"]))
+        export(run_id, out, out / "model_ungated")
+        holdout = regional_data(out, SELECTION_ERRORS, 101, caravan_root, "holdout")
+        gated, figures["chosen_leads"] = choose_leads(out / "model_ungated", holdout, out)
+        print(json.dumps(figures["chosen_leads"], indent=1), file=sys.stderr, flush=True)
+        export(str(gated), out, args.model)
+    figures["test"] = bundled_scores(out, args.model, args.quick)
+    print(table(figures["test"]))
     text = json.dumps(figures, indent=1, default=str)
     (out / "scores.json").write_text(text + "\n")
     if args.json:
