@@ -57,6 +57,9 @@ class ModelConfig(StrictModel):
         None, description="with forecast_rollout and training.init_from: correct that base model's forecast "
                           "instead of forecasting from a hindcast LSTM of its own (hidden_size, observed_skip and "
                           "quantiles are the base's)")
+    head: str | None = Field(
+        None, description="the head (hydroseq.model.heads.HEADS): point or quantile (default: quantile with "
+                          "quantiles, else point); another registered head hands on quantiles at model.quantiles")
     quantiles: list[float] | None = Field(
         None, description="per-step mode: predict these quantile levels of every lead (strictly increasing in "
                           "(0, 1), 0.5 among them: the point forecast) instead of one value; train with "

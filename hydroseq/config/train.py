@@ -257,7 +257,8 @@ class TrainConfig(StrictModel):
 
     @model_validator(mode="after")
     def _quantile_model(self) -> TrainConfig:
-        if (self.model.quantiles is not None) != (self.training.loss == "quantile"):
+        built_in = self.model.head in (None, "point", "quantile")  # a registered head chooses its own loss
+        if built_in and (self.model.quantiles is not None) != (self.training.loss == "quantile"):
             raise ValueError("model.quantiles and training.loss: quantile go together")
         if self.model.quantiles is not None and self.data.mode != "per_step":
             raise ValueError("model.quantiles needs data.mode: per_step")

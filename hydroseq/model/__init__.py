@@ -8,13 +8,30 @@ from hydroseq.config import DataConfig, ModelConfig
 from hydroseq.dataset.features import FeatureLayout
 from hydroseq.model.base_correction import BaseCorrectedModel
 from hydroseq.model.ensemble import EnsembleModel
+from hydroseq.model.heads import HEADS, Head, get_head, get_loss
 from hydroseq.model.losses import masked_mse, nse_loss, station_target_std
 from hydroseq.model.lstm import LSTMModel, LSTMPath, Mode, last_valid_step
 from hydroseq.model.quantile_head import pinball_loss
 from hydroseq.model.rollout import ForecastRolloutSpec
 
-__all__ = ["BaseCorrectedModel", "EnsembleModel", "LSTMModel", "LSTMPath", "Mode", "TrainedModel", "get_model",
-           "last_valid_step", "masked_mse", "nse_loss", "pinball_loss", "station_target_std"]
+__all__ = [
+    "HEADS",
+    "BaseCorrectedModel",
+    "EnsembleModel",
+    "Head",
+    "LSTMModel",
+    "LSTMPath",
+    "Mode",
+    "TrainedModel",
+    "get_head",
+    "get_loss",
+    "get_model",
+    "last_valid_step",
+    "masked_mse",
+    "nse_loss",
+    "pinball_loss",
+    "station_target_std",
+]
 
 # What a checkpoint builds: one network or an ensemble of them; both take ``forward(x, lengths, path)``
 # and have a ``mode``, so prediction, evaluation and export treat them alike.
@@ -68,5 +85,4 @@ def _lstm(config: ModelConfig, n_features: int, n_outputs: int, mode: Mode, lstm
     return LSTMModel(n_features, n_outputs, hidden_size=config.hidden_size, num_layers=config.num_layers,
                      embedding_size=config.embedding_size, dropout=config.dropout,
                      initial_forget_bias=config.initial_forget_bias, mode=mode, lstm_path=lstm_path,
-                     skip_columns=skip, rollout=rollout,
-                     quantiles=tuple(config.quantiles) if config.quantiles else None)
+                     skip_columns=skip, rollout=rollout, output_head=get_head(config))

@@ -23,7 +23,8 @@ import torch
 from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from hydroseq.model.quantile_head import ordered_quantiles, scale_spread
+from hydroseq.config import ModelConfig
+from hydroseq.model.heads import Head
 from hydroseq.model.rollout import ForecastRollout, ForecastRolloutSpec
 
 Mode = Literal["per_step", "sequence"]
@@ -63,10 +64,10 @@ class LSTMModel(nn.Module):
         Per-step mode with weather-forecast inputs: the hindcast LSTM reads every input except
         them, and the outputs come from a roll-out over the lead window (:mod:`.rollout`) instead of
         the linear head (the gated skip, if any, is added as before).
-    quantiles
-        Per-step mode: predict these levels (increasing, 0.5 among them) of every output, as
-        ``[..., n_outputs, n_quantiles]`` that never cross (:func:`.quantile_head.ordered_quantiles`);
-        the gated skip shifts them all alike.
+    output_head
+        What the last layer predicts per output and how it is shaped, shifted by the skip and
+        calibrated (:mod:`.heads`; default a point forecast). A quantile head's outputs are
+        ``[..., n_outputs, n_quantiles]`` that never cross; the gated skip shifts them all alike.
     """
 
     quantile_scale: Tensor
@@ -75,14 +76,15 @@ class LSTMModel(nn.Module):
                  embedding_size: int | None = None, dropout: float = 0.0, initial_forget_bias: float = 3.0,
                  mode: Mode = "per_step", lstm_path: LSTMPath = "padded",
                  skip_columns: tuple[int, int] | None = None, rollout: ForecastRolloutSpec | None = None,
-                 quantiles: tuple[float, ...] | None = None) -> None:
+                 output_head: Head | None = None) -> None:
         super().__init__()
-        if (skip_columns is not None or rollout is not None or quantiles) and mode != "per_step":
+        self.output_head = output_head or Head(ModelConfig())
+        self.quantiles = self.output_head.levels
+        if (skip_columns is not None or rollout is not None or self.quantiles) and mode != "per_step":
             raise ValueError("skip_columns, rollout and quantiles apply to per-step models only")
         self.mode: Mode = mode
         self.n_outputs = n_outputs
-        self.quantiles = tuple(quantiles) if quantiles else None
-        per_output = len(self.quantiles) if self.quantiles else 1
+        per_output = self.output_head.outputs_per_lead
         self.skip_columns = skip_columns
         self.lstm_path: LSTMPath = lstm_path
         self.hindcast_columns = None if rollout is None else [
@@ -103,7 +105,8 @@ class LSTMModel(nn.Module):
             nn.init.constant_(self.skip_gate.bias, SKIP_GATE_INITIAL_BIAS)
         self.set_forget_bias(initial_forget_bias)
         # the spread calibration (ones until fitted); not in the state dict, the checkpoint holds it
-        self.register_buffer("quantile_scale", torch.ones(n_outputs, per_output), persistent=False)
+        levels = len(self.quantiles) if self.quantiles else 1
+        self.register_buffer("quantile_scale", torch.ones(n_outputs, levels), persistent=False)
 
     def set_forget_bias(self, value: float) -> None:
         """Set the forget-gate bias of every layer to ``value`` (gate order in torch: i, f, g, o)."""
@@ -140,15 +143,11 @@ class LSTMModel(nn.Module):
             features = last_valid_step(features, lengths).unsqueeze(1)
             inputs = last_valid_step(inputs, lengths).unsqueeze(1)
             newest = None if newest is None else last_valid_step(newest, lengths).unsqueeze(1)
-        out = self.rollout(features, inputs) if self.rollout is not None else self._head(features)
-        if self.quantiles is not None:
-            out = ordered_quantiles(out.unflatten(-1, (self.n_outputs, len(self.quantiles))),
-                                    self.quantiles.index(0.5))
+        raw = self.rollout(features, inputs) if self.rollout is not None else self._head(features)
+        out = self.output_head.shape(raw, self.n_outputs)
         if newest is not None and self.skip_gate is not None:
-            skip = torch.sigmoid(self.skip_gate(features)) * newest.to(out.dtype)
-            out = out + (skip.unsqueeze(-1) if self.quantiles is not None else skip)
-        if self.quantiles is not None:
-            out = scale_spread(out, self.quantile_scale, self.quantiles.index(0.5))
+            out = self.output_head.shift(out, torch.sigmoid(self.skip_gate(features)) * newest.to(out.dtype))
+        out = self.output_head.calibrate(out, self.quantile_scale)
         return out.squeeze(1) if last_only and self.mode == "per_step" else out
 
     def set_quantile_scale(self, scale: Tensor) -> None:

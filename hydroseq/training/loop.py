@@ -29,7 +29,7 @@ from hydroseq.batching import BatchLoader, make_loader
 from hydroseq.config import ConfigError, TrainConfig
 from hydroseq.config.stores import resolve_tracking_uri
 from hydroseq.fileio import make_output_dir, prepare_output_file
-from hydroseq.model import BaseCorrectedModel, LSTMModel, get_model, masked_mse, nse_loss, pinball_loss
+from hydroseq.model import BaseCorrectedModel, LSTMModel, get_loss, get_model
 from hydroseq.training.augment import hide_forecast, hide_observed
 from hydroseq.training.base_checks import check_data_units
 from hydroseq.training.data import TrainingData, load_training_data, resolve_data_path
@@ -193,7 +193,7 @@ def train_one_epoch(model: torch.nn.Module, optimizer: torch.optim.Optimizer, lo
     cfg = config.training
     model.train()
     station_std = data.station_std.to(device)
-    levels = torch.tensor(config.model.quantiles or [], device=device)
+    loss_of = get_loss(config)
     total_batches = min(len(loader), cfg.max_batches_per_epoch or len(loader))
     loss_sum = torch.zeros((), device=device)
     n_batches = samples = valid_steps = padded_steps = 0
@@ -210,16 +210,7 @@ def train_one_epoch(model: torch.nn.Module, optimizer: torch.optim.Optimizer, lo
             batch = hide_forecast(batch, data.train_set.layout, config.data.forecast_hiding)
         with torch.autocast(device.type, dtype=torch.bfloat16, enabled=cfg.bf16):
             pred = model(batch.x, batch.lengths)
-        pred = pred.float()
-        if cfg.loss == "quantile":
-            loss = pinball_loss(pred, batch.y, batch.mask, levels, station_std[batch.station])
-            if cfg.median_nse_weight:
-                median = pred[..., config.model.quantiles.index(0.5)]  # type: ignore[union-attr]
-                loss = loss + cfg.median_nse_weight * nse_loss(median, batch.y, batch.mask, station_std[batch.station])
-        elif cfg.loss == "nse":
-            loss = nse_loss(pred, batch.y, batch.mask, station_std[batch.station])
-        else:
-            loss = masked_mse(pred, batch.y, batch.mask)
+        loss = loss_of(pred.float(), batch.y, batch.mask, station_std[batch.station])
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         if cfg.grad_clip:
