@@ -26,7 +26,6 @@
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import subprocess
@@ -246,37 +245,12 @@ def export(run_id: str, out: Path, model: Path) -> None:
     release(model)
 
 
-def _relative(value: object) -> object:
-    """``value`` with this checkout's absolute path taken out of every string (configs name paths relative to it)."""
-    if isinstance(value, str):
-        return value.replace(f"{REPO_ROOT}/", "")
-    if isinstance(value, dict):
-        return {key: _relative(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_relative(item) for item in value]
-    return value
-
-
 def release(model: Path) -> None:
-    """Make an exported model a release artifact: the training config's paths relative to the repository (in
-    ``checkpoint.pt`` and ``metadata.json``), the files' checksums in ``metadata.json`` and ``SHA256SUMS``."""
-    from dataclasses import replace
+    """Make an exported model a release artifact (``hydroseq export --release``): paths relative to the
+    repository, checksums in ``metadata.json`` and ``SHA256SUMS``."""
+    from hydroseq.export import write_release
 
-    from hydroseq.config import TrainConfig
-    from hydroseq.training.checkpoint import Checkpoint
-
-    def digest(name: str) -> str:
-        return hashlib.sha256((model / name).read_bytes()).hexdigest()
-
-    checkpoint = Checkpoint.load(model / "checkpoint.pt")
-    config = TrainConfig.model_validate(_relative(checkpoint.config.model_dump(mode="json")))
-    replace(checkpoint, config=config).save(model / "checkpoint.pt")
-    metadata = json.loads((model / "metadata.json").read_text())
-    metadata["train_config"] = _relative(metadata["train_config"])
-    metadata["files"]["checkpoint.pt"] = digest("checkpoint.pt")
-    (model / "metadata.json").write_text(json.dumps(metadata, indent=2) + "\n")
-    names = ["metadata.json", "model.onnx", "model.pt2", "checkpoint.pt"]
-    (model / "SHA256SUMS").write_text("".join(f"{digest(name)}  {name}\n" for name in names))
+    write_release(model, REPO_ROOT)
 
 
 def bundled_scores(out: Path, model: Path, quick: bool) -> dict:
