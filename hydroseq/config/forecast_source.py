@@ -5,13 +5,15 @@ deterministic or ensemble), or of NetCDF files in the layout cfgrib writes for t
 reference-time dimension (``time``), a lead dimension (``step``, a duration), a ``valid_time``
 coordinate equal to ``time + step``, optionally a member dimension (``number``), and either a
 station dimension or a ``latitude``/``longitude`` grid. It is gridded onto ``(station, issue,
-lead[, member])`` by :mod:`hydroseq.ingest.forecast_grid`.
+lead[, member])`` by :mod:`hydroseq.ingest.forecast_grid`. A source that names a product of the catalogue
+(``product: ecmwf-hres``, :data:`hydroseq.grid.weather_products.WEATHER_PRODUCTS`) takes its ``latency`` and
+``issue_frequency`` from it unless it sets them.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import pandas as pd
 from pydantic import Field, PrivateAttr, field_validator, model_validator
@@ -20,6 +22,7 @@ from hydroseq.config.base import StrictModel
 from hydroseq.config.variables import VariableSpec
 from hydroseq.grid import parse_step
 from hydroseq.grid.step_ranges import step_hours
+from hydroseq.grid.weather_products import weather_product
 
 Accumulation = Literal["per_step", "since_reference"]
 
@@ -54,10 +57,11 @@ class ForecastSourceConfig(StrictModel):
 
     name: str = Field(description="label of the product in messages and in the output's attributes")
     path: str = Field(description="file path or glob (one file per reference time, or one with many)")
-    format: Literal["netcdf", "grib2"] = Field(
-        "netcdf", description="netcdf: files in cfgrib's NetCDF layout; grib2: GRIB2 run files as ECMWF open data "
-        "and NOAA GFS/GEFS publish them, read with ecCodes (layout grid; each variable's source is "
-        "the GRIB shortName, e.g. tp, 2t; the control member, dataType cf, is member 0)")
+    format: str = Field(
+        "netcdf", description="the reader of hydroseq.ingest.readers.FORECAST_READERS: netcdf (files in cfgrib's "
+        "NetCDF layout) or grib2 (GRIB2 run files as ECMWF open data and NOAA GFS/GEFS publish them, read with "
+        "ecCodes; layout grid; each variable's source is the GRIB shortName, e.g. tp, 2t; the control member, "
+        "dataType cf, is member 0)")
     layout: Literal["station", "grid"] = Field(description="station: (time, step, station); "
                                                "grid: (time, step, latitude, longitude)")
     variables: dict[str, ForecastVariableSpec] = Field(min_length=1, description="output name -> spec")
@@ -68,8 +72,12 @@ class ForecastSourceConfig(StrictModel):
     steps: list[str] | None = Field(None, description="the steps every run must have, as ranges 'FIRST/LAST/BY' in "
                                     "hours (ECMWF's notation), e.g. ['0/90/1', '93/144/3']; a run lacking one is "
                                     "refused naming the step. Unset: any strictly increasing steps")
-    latency: str = Field(description="a product with reference time r is usable from r + latency on, e.g. 6h")
-    issue_frequency: str = Field(description="expected spacing of reference times, e.g. 1D")
+    product: str | None = Field(None, description="a product of the catalogue (ecmwf-hres, ecmwf-ens, gfs, gefs): "
+                                "latency and issue_frequency default to its own (the runs that reach the last of "
+                                "steps)")
+    latency: str = Field(description="a product with reference time r is usable from r + latency on, e.g. 6h; "
+                         "default: the product's")
+    issue_frequency: str = Field(description="expected spacing of reference times, e.g. 1D; default: the product's")
     horizon: int = Field(ge=1, description="lead steps of the grid to produce")
     on_missing_product: Literal["fail", "use_previous"] = Field(
         "fail", description="a gap in the reference times: fail naming the missing one, or use the older "
@@ -93,6 +101,20 @@ class ForecastSourceConfig(StrictModel):
     _latency: pd.Timedelta = PrivateAttr()
     _issue_step: pd.Timedelta = PrivateAttr()
 
+    @model_validator(mode="before")
+    @classmethod
+    def _catalogued_defaults(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or data.get("product") is None:
+            return data
+        product = weather_product(str(data["product"]))
+        filled = dict(data)
+        if "latency" not in filled:
+            filled["latency"] = f"{product.latency / pd.Timedelta(hours=1):g}h"
+        if "issue_frequency" not in filled:
+            listed = expected_step_hours(filled["steps"]) if isinstance(filled.get("steps"), list) else [0.0]
+            filled["issue_frequency"] = f"{product.issue_frequency(max(listed)) / pd.Timedelta(hours=1):g}h"
+        return filled
+
     @field_validator("latency")
     @classmethod
     def _latency_valid(cls, value: str) -> str:
@@ -114,8 +136,6 @@ class ForecastSourceConfig(StrictModel):
 
     @model_validator(mode="after")
     def _consistent(self) -> ForecastSourceConfig:
-        if self.format == "grib2" and self.layout != "grid":
-            raise ValueError("format grib2 holds gridded fields: set layout: grid")
         if self.extraction == "weights" and self.weights_path is None:
             raise ValueError("extraction 'weights' needs weights_path")
         if self.layout == "station" and self.extraction != "nearest":

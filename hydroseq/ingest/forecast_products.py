@@ -1,8 +1,8 @@
 """Reading issued forecast products: GRIB2 run files, or NetCDF files in the layout cfgrib writes.
 
-A GRIB2 file (``format: grib2``) is opened into the NetCDF layout by
-:mod:`hydroseq.ingest.readers.grib` (which checks every message and every member's fields), so
-both formats share what follows. A file holds one or more reference times (``time``, a dimension
+The reader of the source's ``format`` (:data:`hydroseq.ingest.readers.FORECAST_READERS`) opens a file into
+the NetCDF layout (GRIB2: :mod:`hydroseq.ingest.readers.grib`, which checks every message and every
+member's fields), so every format shares what follows. A file holds one or more reference times (``time``, a dimension
 or a scalar coordinate), a lead dimension ``step`` (a duration in ``hours``, ``minutes``,
 ``seconds`` or ``days``), optionally a ``valid_time`` coordinate that must equal ``time + step``,
 and per variable either a station dimension or a ``latitude``/``longitude`` grid (extracted at
@@ -38,9 +38,8 @@ import hydroseq.ingest.forecast_checks as forecast_checks
 import hydroseq.ingest.units as units
 from hydroseq.config.forecast_source import ForecastSourceConfig, ForecastVariableSpec
 from hydroseq.errors import InputDataError
-from hydroseq.ingest.readers.grib import open_grib_run
+from hydroseq.ingest.readers import forecast_reader
 from hydroseq.ingest.readers.gridded import extract_at_station
-from hydroseq.ingest.readers.integrity import check_complete
 from hydroseq.ingest.readers.netcdf import _decode_times, mask_default_fill
 from hydroseq.ingest.stations import Station
 
@@ -94,18 +93,8 @@ def read_products(source: ForecastSourceConfig, stations: list[Station],
 
 def _read_file(source: ForecastSourceConfig, path: Path, stations: list[Station],
                published_by: np.datetime64 | None) -> list[Product]:
-    if source.format == "grib2":
-        parameters = list(dict.fromkeys(spec.source for spec in source.variables.values()))
-        with open_grib_run(path, parameters, source.member_dim) as ds:
-            return _products(source, path, ds, stations, published_by)
-    check_complete(path)
-    try:
-        with xr.open_dataset(path, decode_times=False, decode_timedelta=False, engine="netcdf4") as ds:
-            return _products(source, path, ds, stations, published_by)
-    except InputDataError:
-        raise
-    except (OSError, ValueError, RuntimeError, KeyError) as error:
-        raise InputDataError(path, f"not a readable NetCDF file ({type(error).__name__}: {error})") from None
+    with forecast_reader(source).open_run(source, path) as ds:
+        return _products(source, path, ds, stations, published_by)
 
 
 def _products(source: ForecastSourceConfig, path: Path, ds: xr.Dataset, stations: list[Station],

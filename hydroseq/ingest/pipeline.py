@@ -13,7 +13,7 @@ from hydroseq.fileio import manifest_path, publish_set
 from hydroseq.ingest.append import append_to_existing
 from hydroseq.ingest.forecast_grid import grid_forecast_source
 from hydroseq.ingest.output import build_dataset, write_dataset
-from hydroseq.ingest.readers import READERS, source_files
+from hydroseq.ingest.readers import READERS, forecast_reader, source_files
 from hydroseq.ingest.report import IngestReport, build_report, nothing_ingested, save_report
 from hydroseq.ingest.station import SourcePlan, StationResult, ingest_station
 from hydroseq.ingest.station_list import load_stations
@@ -48,6 +48,8 @@ def ingest(config: IngestConfig, out: str | Path, workers: int | None = None, sc
                           "file, or run a full ingest into the store")
     if zarr_output:
         check_replaceable(out)
+    for source in config.forecast_sources:
+        forecast_reader(source)  # a format or layout no reader reads stops the ingest before any file is read
     grid = build_grid(config.grid)
     stations = load_stations(config.stations)
     plans, files, dropped = plan_sources(config, stations)

@@ -1,10 +1,14 @@
-"""Forecast sources in the ingest config: accumulation conventions, units, latency, names."""
+"""Forecast sources in the ingest config: accumulation conventions, units, latency, catalogued products, names."""
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
+import yaml
 
 from hydroseq.config import ConfigError, ForecastSourceConfig, IngestConfig, load_config, validate_config
+from hydroseq.fetch import PRODUCTS
+from hydroseq.grid.weather_products import WEATHER_PRODUCTS
 
 BASE = {"name": "hres", "path": "products/*.nc", "layout": "grid", "latency": "6h", "issue_frequency": "1D",
         "horizon": 3, "variables": {"p": {"source": "tp", "units": "m", "aggregation": "sum",
@@ -38,6 +42,33 @@ def test_invalid_forecast_source_is_a_config_error(config, fragment):
 def test_valid_source_parses_latency_and_frequency():
     source = validate_config({**BASE, "latency": "0h"}, ForecastSourceConfig)
     assert source.latency_step.value == 0 and source.issue_step.days == 1 and source.label == "hres"
+
+
+def test_a_catalogued_product_gives_the_latency_and_issue_frequency_unless_the_source_sets_them():
+    named = {key: value for key, value in BASE.items() if key not in ("latency", "issue_frequency")}
+    hres = validate_config({**named, "product": "ecmwf-hres", "steps": ["0/240/6"]}, ForecastSourceConfig)
+    assert (hres.latency, hres.latency_step, hres.issue_step) == ("8h", pd.Timedelta("8h"), pd.Timedelta("12h"))
+    short = validate_config({**named, "product": "ecmwf-hres", "steps": ["0/90/1"]}, ForecastSourceConfig)
+    assert short.issue_step == pd.Timedelta("6h")  # the 06 and 18 UTC runs reach 90 h too
+    own = validate_config({**BASE, "product": "gfs"}, ForecastSourceConfig)
+    assert (own.latency, own.issue_frequency) == ("6h", "1D")
+    with pytest.raises(ConfigError, match="no weather-forecast product 'icon'"):
+        validate_config({**named, "product": "icon"}, ForecastSourceConfig)
+    with pytest.raises(ConfigError, match="publishes no run to step 402 h"):
+        validate_config({**named, "product": "gfs", "steps": ["0/402/6"]}, ForecastSourceConfig)
+    with pytest.raises(ConfigError, match="latency"):
+        validate_config(named, ForecastSourceConfig)  # neither a product nor a latency
+
+
+def test_the_shipped_hres_config_and_the_catalogue_agree_on_the_latency(repo_root):
+    """ECMWF open data comes one hour after the dissemination schedule, whose 00 UTC HRES sends its last steps
+    (to day 10, ``steps: 0/240/6``) about 7 h after the base time: 8 h, the value fetch waits for too. The shipped
+    config names the product rather than repeating the figure (it once said 7 h while fetch said 8 h)."""
+    raw = yaml.safe_load((repo_root / "configs" / "ingest_grib2_hres.yaml").read_text())["forecast_sources"][0]
+    assert raw["product"] == "ecmwf-hres" and "latency" not in raw
+    source = validate_config(raw, ForecastSourceConfig)
+    assert source.latency_step == WEATHER_PRODUCTS["ecmwf-hres"].latency == PRODUCTS["ecmwf-hres"].spec.latency
+    assert source.latency_step == pd.Timedelta("8h") and source.issue_step == pd.Timedelta("12h")
 
 
 def test_forecast_names_must_not_collide_with_observed_ones(repo_root):

@@ -1,7 +1,7 @@
 """The daily job with a week-ahead model fed GRIB2 weather-forecast runs as they arrive, late, or not at all.
 
 The 31 bundled basins' daily files arrive one local day at a time (``raw/<day>/<station>.csv``);
-the example HRES runs of ``data/forecast_grib2/hres/`` (00 and 12 UTC, 0-240 h, published 7 h after their
+the example HRES runs of ``data/forecast_grib2/hres/`` (00 and 12 UTC, 0-240 h, published 8 h after their
 reference time) arrive in ``runs/`` before each job, as a feed would deliver them, and the job ingests
 them with the shipped ``configs/ingest_grib2_hres.yaml`` (leads 1-7). The job of local day D issues at
 D+1 08:00 UTC, when the run due is D+1 00 UTC; its lead 7 ends 175 h after that run. The model reads the

@@ -1,5 +1,8 @@
-"""One reader module per source format, each with ``station_ids(source, path)`` and
-``read(source, path, station_id) -> RawSeries`` (gridded NetCDF: ``read(source, path, station)``)."""
+"""One reader module per source format: observations (:data:`READERS`), each with ``station_ids(source, path)``
+and ``read(source, path, station_id) -> RawSeries`` (gridded NetCDF: ``read(source, path, station)``); forecast
+products (:data:`FORECAST_READERS`), each with the ``LAYOUTS`` it reads and ``open_run(source, path)``, a context
+manager giving the file as an :class:`xarray.Dataset` in cfgrib's NetCDF layout
+(:mod:`hydroseq.ingest.forecast_products` reads on from there). A new format is one module and one line here."""
 
 from __future__ import annotations
 
@@ -7,9 +10,10 @@ import glob
 from pathlib import Path
 from types import ModuleType
 
+from hydroseq.config.forecast_source import ForecastSourceConfig
 from hydroseq.config.ingest import SourceConfig
-from hydroseq.errors import InputDataError
-from hydroseq.ingest.readers import camels, gridded, netcdf, pi_xml, table
+from hydroseq.errors import ConfigError, InputDataError
+from hydroseq.ingest.readers import camels, forecast_grib, forecast_netcdf, gridded, netcdf, pi_xml, table
 from hydroseq.ingest.readers.base import RawSeries
 
 READERS: dict[str, ModuleType] = {
@@ -19,8 +23,9 @@ READERS: dict[str, ModuleType] = {
     "netcdf_grid": gridded,
     "pi_xml": pi_xml,
 }
+FORECAST_READERS: dict[str, ModuleType] = {"netcdf": forecast_netcdf, "grib2": forecast_grib}
 
-__all__ = ["READERS", "RawSeries", "source_files"]
+__all__ = ["FORECAST_READERS", "READERS", "RawSeries", "forecast_reader", "source_files"]
 
 
 def source_files(source: SourceConfig) -> list[Path]:
@@ -30,3 +35,21 @@ def source_files(source: SourceConfig) -> list[Path]:
     if not files:
         raise InputDataError(source.path, f"no file matches the path of source {source.label!r}")
     return files
+
+
+def forecast_reader(source: ForecastSourceConfig) -> ModuleType:
+    """The reader of a forecast source's ``format``.
+
+    Raises
+    ------
+    ConfigError
+        If no reader has that name, or the reader does not read the source's ``layout``.
+    """
+    reader = FORECAST_READERS.get(source.format)
+    if reader is None:
+        raise ConfigError(f"forecast source {source.label!r}: no reader of format {source.format!r} (one of "
+                          f"{', '.join(FORECAST_READERS)})")
+    if source.layout not in reader.LAYOUTS:
+        raise ConfigError(f"forecast source {source.label!r}: format {source.format} reads layout "
+                          f"{' or '.join(reader.LAYOUTS)}, not {source.layout}: set layout: {reader.LAYOUTS[0]}")
+    return reader
