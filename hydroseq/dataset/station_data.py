@@ -7,9 +7,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import xarray as xr
 
 from hydroseq.climate import DERIVED_DYNAMIC
+from hydroseq.climate.derived import MIN_INDEX_DAYS
 from hydroseq.config import DataConfig
 from hydroseq.config.units import m3s_per_mm_km2
 from hydroseq.dataset.derived_inputs import derived_dynamic_series, derived_static_table, split_derived
@@ -166,13 +168,20 @@ def _time_series(dataset: xr.Dataset, name: str, rows: list[int], path: Path) ->
 
 def _static_inputs(dataset: xr.Dataset, data_config: DataConfig, rows: list[int], path: Path, grid: GridSpec,
                    times: np.ndarray) -> np.ndarray:
-    """The static inputs in model order: read from the file, or derived over the training period."""
+    """The static inputs in model order: read from the file, or derived over the training period (a training
+    period shorter than :data:`~hydroseq.climate.derived.MIN_INDEX_DAYS` days reaches back to that many days
+    before its end: a fine-tuning run on a short archive; never past its end)."""
     read, derived = split_derived(data_config.static_inputs)
     columns = dict(zip(read, _static_table(dataset, read, rows, path).T, strict=True))
     if derived:
         inside = np.flatnonzero(grid.period_mask(times, data_config.splits.train))
-        steps = slice(int(inside[0]), int(inside[-1]) + 1) if inside.size else slice(0, 0)
-        period = f"the training period {data_config.splits.train.start}..{data_config.splits.train.end}"
+        steps = slice(0, 0)
+        if inside.size:
+            end = int(inside[-1]) + 1
+            steps_per_day = max(1, round(pd.Timedelta("1D") / pd.Timedelta(grid.step)))
+            steps = slice(min(int(inside[0]), max(0, end - MIN_INDEX_DAYS * steps_per_day)), end)
+        period = (f"the training period {data_config.splits.train.start}..{data_config.splits.train.end}, or the "
+                  f"{MIN_INDEX_DAYS} days up to its end")
         table = derived_static_table(dataset, path, rows, derived, data_config.climate_sources, grid, steps, period)
         columns.update(zip(derived, table.T, strict=True))
     if not columns:

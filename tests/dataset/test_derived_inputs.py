@@ -76,3 +76,46 @@ def test_a_training_period_too_short_for_the_indices_is_refused(small_nc: Path, 
               "test": {"start": "2005-01-01", "end": "2014-12-31"}}
     with pytest.raises(InputDataError, match=r"station 01022500.*too short a record.*546 days"):
         load_station_data(small_nc, _config(tmp_path, splits=splits))
+
+
+def test_a_short_training_period_takes_its_indices_from_the_two_years_up_to_its_end(small_nc: Path,
+                                                                                   tmp_path: Path) -> None:
+    """A fine-tuning run on a short archive: six months of training read the indices of the 730 days up to the
+    training period's end; days after it never move them (perturb the future), days before it inside those
+    730 do."""
+    splits = {"train": {"start": "2000-01-01", "end": "2000-06-30"},
+              "validation": {"start": "2001-01-01", "end": "2004-12-31"},
+              "test": {"start": "2005-01-01", "end": "2014-12-31"}}
+    config = _config(tmp_path, splits=splits)
+    base = load_station_data(small_nc, config)
+    train = base.grid.period_mask(base.times, config.splits.train)
+    end = int(np.flatnonzero(train)[-1]) + 1
+    window = np.zeros_like(train)
+    window[end - 730:end] = True
+    with xr.open_dataset(small_nc) as raw:
+        temperature = raw["temperature_2m_mean"].values.astype(np.float64)[:, window]
+        precipitation = raw["total_precipitation_sum"].values.astype(np.float64)[:, window]
+    days = base.grid.local_days(base.times)
+    pet = oudin_pet(temperature, _latitude(small_nc), np.asarray(days.day_of_year)[None, window])
+    expected = climate_indices(precipitation, pet, temperature, np.asarray(days.month)[window])
+    for column, name in enumerate(DERIVED, start=1):
+        np.testing.assert_allclose(base.static[:, column], expected[name.removeprefix("clim_")], rtol=1e-5)
+    before = np.zeros_like(train)
+    before[end - 400:end - 300] = True                 # before the training period, inside the 730 days
+    after = np.zeros_like(train)
+    after[end:] = True
+    for where, changes in ((after, False), (before, True)):
+        edited = tmp_path / f"short_{changes}.nc"
+        with xr.open_dataset(small_nc) as raw:
+            copy = raw.load()
+        values = copy["total_precipitation_sum"].values
+        values[:, where] = values[:, where] * 2 + 5
+        copy["total_precipitation_sum"].values = values
+        copy.attrs.pop("dataset_checksum")
+        copy.to_netcdf(edited)
+        assert (load_station_data(edited, config).static.tobytes() != base.static.tobytes()) is changes
+
+
+def _latitude(path: Path) -> np.ndarray:
+    with xr.open_dataset(path) as raw:
+        return raw["lat"].values[:, None]
