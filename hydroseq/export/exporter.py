@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -31,7 +32,8 @@ PARITY_ATOL = 1e-5
 PARITY_RTOL = 1e-5
 PARITY_ROWS = 64
 # what a model directory holds (a release's SHA256SUMS too: exporting there again replaces the release whole)
-MODEL_DIR_FILES = frozenset({METADATA_FILE, ONNX_FILE, PT2_FILE, WEIGHTS_FILE, RELEASE_CHECKSUMS})
+MODEL_CARD = "MODEL_CARD.md"  # a shipped model's card: kept when the model is exported again over it
+MODEL_DIR_FILES = frozenset({METADATA_FILE, ONNX_FILE, PT2_FILE, WEIGHTS_FILE, RELEASE_CHECKSUMS, MODEL_CARD})
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,8 @@ def export_trained_model(checkpoint: Checkpoint, seq_len: int, out_dir: str | Pa
     x, lengths = _parity_batch(seq_len, checkpoint.n_features)
     described = _metadata(checkpoint, seq_len, provenance)  # what model.onnx carries as its metadata_props
     with atomic_folder(out_dir) as staging:  # out_dir appears (or is replaced) whole at the end, or not at all
+        if (out_dir / MODEL_CARD).is_file():
+            shutil.copy2(out_dir / MODEL_CARD, staging / MODEL_CARD)
         opset = save_onnx(trace_network(network, x[:2], lengths[:2], for_onnx=True), staging / ONNX_FILE,
                           network.output_names, metadata_props(described))
         files = [ONNX_FILE]

@@ -247,3 +247,14 @@ def test_an_export_does_not_replace_a_folder_of_other_files(trained, tmp_path: P
     assert status == 3
     assert "holds other files than an exported model's (notes.txt): refusing to replace it" in capsys.readouterr().err
     assert [path.name for path in tmp_path.iterdir()] == ["notes.txt"]
+
+
+def test_an_export_over_a_shipped_model_keeps_its_card(trained, tmp_path: Path) -> None:
+    """A shipped model directory holds its MODEL_CARD.md beside the exported files: exporting the re-trained model
+    over it replaces the files and keeps the card (a card of the new figures is written by hand)."""
+    args = ["export", "--run", str(trained.output_dir / "best.pt"), "--seq-len", str(SEQ_LEN), "--out", str(tmp_path)]
+    assert main(args) == 0
+    (tmp_path / "MODEL_CARD.md").write_text("# the card\n")
+    assert main(args) == 0
+    assert (tmp_path / "MODEL_CARD.md").read_text() == "# the card\n"
+    assert ExportMetadata.read(tmp_path).seq_len == SEQ_LEN
