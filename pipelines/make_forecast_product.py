@@ -41,8 +41,8 @@ Errors (``--error-model``):
   random for every station and chunk of ``FAMILY_CHUNK_DAYS`` days: a precipitation timing random
   walk of 0-0.6 days per lead; amount spread ``a + b (l - 1)``, ``a`` in 0.1-0.6 and ``b`` in 0-0.15,
   correlated over the leads (lag one 0-0.9); an amount bias x0.70-1.42; misses (a wet day forecast
-  dry, 0-20 %) and false alarms (a dry day given an exponential amount of mean 1.6-8 mm, 0-20 %), no
-  day above 500 mm; temperature bias -1.5..1.5 K and spread ``0.3-1.0 + (0.1-0.4)(l - 1)`` K;
+  dry, 0-20 %) and false alarms (a dry day given an exponential amount of mean 1.6-8 mm, 0-20 %);
+  temperature bias -1.5..1.5 K and spread ``0.3-1.0 + (0.1-0.4)(l - 1)`` K;
   and the value issued is the mean of 1 or 5 such members (an ensemble mean: drizzle, lower peaks).
 - ``nwp_like`` (held out: never trained or chosen on): another functional form. The whole run is
   late or early together (``z (0.2 + 0.1 l)`` days, one ``z`` per run); intensities are compressed
@@ -51,7 +51,8 @@ Errors (``--error-model``):
   temperatures a seasonal bias ``1.2 sin(2 pi doy / 365.25)`` K and an AR(1) error (0.9) of
   ``0.5 + 0.2 (l - 1)`` K.
 
-The noise depends only on the seed and the array's shape, never on the observations: the product
+No generated day holds more than 500 mm (``MAX_AMOUNT_MM``: a storm times a 3-sigma amount error of a late
+lead would pass ingest's world-record bound). The noise depends only on the seed and the array's shape, never on the observations: the product
 of one reference time uses the observations of its own valid times and nothing published later.
 The file's global attributes say that it is generated and how.
 """
@@ -80,7 +81,7 @@ FAMILY_CHUNK_DAYS = 90
 FAMILY_MEMBERS = (1, 5)
 WET_DAY_MM = 1.0
 FALSE_ALARM_MM = 8.0   # about the mean wet-day amount of the CAMELS-US basins
-FAMILY_MAX_MM = 500.0  # a forecast day's cap: a 1-in-1000 error on a 150 mm day stays below ingest's world record
+MAX_AMOUNT_MM = 500.0  # a generated day's cap (every error model), below ingest's world-record bound for 24 h
 
 
 @dataclass(frozen=True)
@@ -227,7 +228,7 @@ def _lead_growing(observed: np.ndarray, horizon: int, first_fraction: float, siz
         amount_error = np.clip(_ar1(rng, shape, sizes.amount_correlation), -3.0, 3.0)
         factor = sizes.amount_factor * np.exp(spread * amount_error - spread ** 2 / 2)
         first = truth[:, :1] * factor[:, :1]
-        return np.concatenate([first, moved * factor], axis=1)
+        return np.minimum(np.concatenate([first, moved * factor], axis=1), MAX_AMOUNT_MM)
     spread = sizes.temperature_spread[0] + sizes.temperature_spread[1] * (leads - 1)
     bias = sizes.temperature_bias
     if not is_temperature:  # another mean variable: the same relative structure, in its own standard deviations
@@ -293,7 +294,7 @@ def _family(observed: np.ndarray, horizon: int, first_fraction: float, is_amount
                 walk * rng.standard_normal(shape), axis=1)
             moved = _displaced(observed, position, truth[:, 1:])
             error = np.clip(_ar1_varying(rng, shape, correlation), -3.0, 3.0)
-            value = np.minimum(moved * bias * np.exp(spread * error - spread ** 2 / 2), FAMILY_MAX_MM)
+            value = np.minimum(moved * bias * np.exp(spread * error - spread ** 2 / 2), MAX_AMOUNT_MM)
             value = np.where((moved > WET_DAY_MM) & (rng.uniform(size=shape) < miss), 0.0, value)
             alarm = (moved <= WET_DAY_MM) & (rng.uniform(size=shape) < false_alarm)
             value = np.where(alarm, value + rng.exponential(1.0, shape) * false_size, value)

@@ -9,7 +9,7 @@ import xarray as xr
 
 from hydroseq.config import IngestConfig, validate_config
 from hydroseq.ingest import ingest
-from pipelines.make_forecast_product import FAMILY_CHUNK_DAYS, FAMILY_MAX_MM, main, make_product
+from pipelines.make_forecast_product import FAMILY_CHUNK_DAYS, MAX_AMOUNT_MM, main, make_product
 from tests.ingest.forecast_builders import caravan_window
 
 VARIABLES = ["total_precipitation_sum", "temperature_2m_mean"]
@@ -144,7 +144,7 @@ def test_the_family_draws_one_error_model_per_station_and_chunk(tmp_path, data_d
     assert np.nanstd(first) < 1.5
     amounts = np.diff(product["total_precipitation_sum"].values, axis=1)
     assert (amounts[np.isfinite(amounts)] >= -1e-7).all()
-    assert np.nanmax(amounts) * 1000 <= FAMILY_MAX_MM + 1e-3
+    assert np.nanmax(amounts) * 1000 <= MAX_AMOUNT_MM + 1e-3
     pairs = _lead_errors(product, observed, "total_precipitation_sum")
     assert _correlation(*pairs[0]) > _correlation(*pairs[6]) > 0
     ratio = sum(np.nansum(f) for f, _ in pairs) / sum(np.nansum(t) for _, t in pairs)
