@@ -224,7 +224,8 @@ class TrainingConfig(StrictModel):
                                                      "validation median NSE of the first lead, or its mean over all")
     calibrate_quantiles: bool = Field(
         True, description="quantile models: after training, scale each level's distance from the median per lead so "
-                          "that its frequency on the validation period matches the level")
+                          "that its frequency on the validation period matches the level (not a base correction, "
+                          "which keeps its base's calibration)")
     median_nse_weight: float = Field(
         0.0, ge=0.0, description="loss: quantile: add this weight times the NSE* loss of the median, which pulls "
                                  "the point forecast towards the peaks a squared error rewards")

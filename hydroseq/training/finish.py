@@ -98,7 +98,8 @@ def finish_run(config: TrainConfig, data: TrainingData, out_dir: Path, device: t
     """
     best_path = out_dir / "best.pt" if (out_dir / "best.pt").exists() else out_dir / "last.pt"
     checkpoint = ckpt.Checkpoint.load(best_path)
-    if config.model.quantiles is not None and config.training.calibrate_quantiles:
+    # a correction keeps its base's calibration: with no forecast it must give the base's quantiles exactly
+    if config.model.quantiles is not None and config.training.calibrate_quantiles and not config.model.base_correction:
         calibrate(checkpoint, data, config, device).save(best_path)
     model = checkpoint.build_model()
     model.to(device)

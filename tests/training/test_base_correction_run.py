@@ -66,6 +66,7 @@ def test_a_correction_trains_with_its_base_frozen_and_the_base_s_scalers(week_ah
     assert torch.equal(trained.model_state["base_scale"], torch.tensor(base_checkpoint.quantile_scale,
                                                                        dtype=torch.float32))
     assert torch.equal(trained.model_state["lead_gate"], torch.ones(7))
+    assert trained.quantile_scale is None  # the base's calibration, inside: no forecast gives the base exactly
     assert any(trained.model_state[name].abs().sum() > 0 for name in trained.model_state
                if name.startswith("correction.head"))  # the correction moved off its zero start
     ours, theirs = trained.scalers, base_checkpoint.scalers
