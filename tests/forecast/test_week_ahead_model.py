@@ -1,6 +1,6 @@
 """The shipped week-ahead model (models/caravan-camels-us-daily-week-ahead/) forecasts 7 days from the example GRIB2
 ensemble runs as the shipped daily configs ingest them; a run published after an issue time never changes that issue's
-forecast; with no usable run it still forecasts (its forecast inputs hidden, as trained) and says so."""
+forecast; with no usable run it forecasts what the probabilistic base forecasts (it corrects that base) and says so."""
 
 from __future__ import annotations
 
@@ -19,15 +19,17 @@ from tests.fixtures import REPO_ROOT
 from tests.ingest.grib_builders import rewrite
 
 WEEK_AHEAD_MODEL = REPO_ROOT / "models" / "caravan-camels-us-daily-week-ahead"
+BASE_MODEL = REPO_ROOT / "models" / "caravan-camels-us-daily-probabilistic"
 BUNDLED = set((REPO_ROOT / "data" / "daily_caravan_camels_us" / "basins.txt").read_text().split())
 ISSUE = "2014-09-25"   # the local day whose end is the issue time: 2014-09-26T08:00Z on the daily grid
 ISSUE_TIME = np.datetime64("2014-09-26T08:00", "ns")
 
 
 def _ingest(folder: Path, runs_glob: str | None = None, kind: str = "ensemble") -> Path:
-    """``configs/ingest_grib2_<kind>.yaml`` as shipped, its grid cut to the year before the runs."""
+    """``configs/ingest_grib2_<kind>.yaml`` as shipped, its grid cut to the two years before the runs (the
+    model's climate indices need at least 730 days)."""
     config = yaml.safe_load((REPO_ROOT / "configs" / f"ingest_grib2_{kind}.yaml").read_text())
-    config["grid"].update(start="2013-09-01", end="2014-10-10")
+    config["grid"].update(start="2012-09-01", end="2014-10-10")
     for section in (config["stations"], *config["sources"], *config["forecast_sources"]):
         if section.get("path"):
             section["path"] = str(REPO_ROOT / section["path"])
@@ -54,7 +56,10 @@ def test_the_week_ahead_model_reads_seven_leads_of_forecast_precipitation_and_te
     data = metadata.train_config.data
     assert [item.variable for item in data.forecast_inputs] == ["total_precipitation_sum_forecast",
                                                                 "temperature_2m_mean_forecast"]
-    assert data.forecast_hiding is not None and "caravan_regional" in str(data.path)
+    assert "caravan_regional" in str(data.path) and data.day_convention == "local_standard_day"
+    correction = metadata.train_config.model.base_correction
+    assert correction is not None and correction.base_leads == [1, 2, 3] and correction.base_members == 3
+    assert metadata.train_config.training.init_from == "models/caravan-camels-us-daily-probabilistic"
     card = (WEEK_AHEAD_MODEL / "MODEL_CARD.md").read_text()
     assert "experiments.week_ahead_model" in card and "real forecast errors differ" in card.lower()
     ExportedModel(WEEK_AHEAD_MODEL)  # every release file matches SHA256SUMS
@@ -98,8 +103,8 @@ def test_runs_published_after_the_issue_time_leave_its_forecast_bit_identical(en
 @pytest.mark.slow
 def test_with_no_usable_run_it_forecasts_from_the_reanalysis_alone_and_says_so(ens: Path, tmp_path: Path,
                                                                                capsys) -> None:
-    """Before the first example run no weather forecast exists: the model forecasts with its forecast inputs
-    hidden (as it was trained to) and a scheduler's call reports those stations (exit 5, PARTIAL)."""
+    """Before the first example run no weather forecast exists: the model forecasts what the probabilistic base
+    forecasts (leads 1-3; leads 4-7 its lead 3) and a scheduler's call reports those stations (exit 5, PARTIAL)."""
     status = main(["forecast", "--model", str(WEEK_AHEAD_MODEL), "--data", str(ens), "--issue-time", "2014-09-10",
                    "--out", str(tmp_path / "without.nc"), "--max-skipped-share", "0.2"])
     assert status == ExitCode.PARTIAL
@@ -109,3 +114,7 @@ def test_with_no_usable_run_it_forecasts_from_the_reanalysis_alone_and_says_so(e
     run = run_forecast(WEEK_AHEAD_MODEL, ens, "2014-09-10", out=tmp_path / "api.nc", show_progress=False)
     assert run.stations_forecast == 31 and set(run.result.fallback) == BUNDLED
     assert np.isfinite(run.result.quantiles).all()
+    base = run_forecast(BASE_MODEL, ens, "2014-09-10", out=tmp_path / "base.nc", show_progress=False).result
+    assert list(base.stations) == list(run.result.stations)
+    anchored = base.quantiles[:, :, [0, 1, 2, 2, 2, 2, 2]]  # (issue, station, lead, level): 4-7 on lead 3
+    np.testing.assert_allclose(run.result.quantiles, anchored, rtol=1e-5, atol=1e-6)

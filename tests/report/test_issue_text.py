@@ -27,7 +27,7 @@ def week_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
     forecast of the day before beside it."""
     folder = tmp_path_factory.mktemp("week_page")
     config = yaml.safe_load((REPO_ROOT / "configs" / "ingest_grib2_ensemble.yaml").read_text())
-    config["grid"].update(start="2013-09-01", end="2014-10-10")
+    config["grid"].update(start="2012-09-01", end="2014-10-10")  # the climate indices need two years
     for section in (config["stations"], *config["sources"], *config["forecast_sources"]):
         if section.get("path"):
             section["path"] = str(REPO_ROOT / section["path"])

@@ -3,10 +3,11 @@
 Two months of daily 00 UTC runs (0-192 h by 12 h: lead 7 of an issue 8 h after the run ends at 176 h) are
 written with ecCodes by the example runs' writer (``data/forecast_grib2/make_runs.py``: the reanalysis of
 three bundled basins laid out as a run, not a forecast) and ingested with the shipped HRES config's
-sources and static attributes, horizon 7. A tiny base model with the shipped fine-tuning config's layout
-(``configs/finetune_caravan_week_ahead.yaml``: leads 1-7, both forecast inputs through the roll-out, quantiles)
-is trained on two basins and exported; ``hydroseq train --config ... --data <the GRIB2 ingest> --init-from
-<base>`` then fine-tunes it on the third basin, and the fine-tuned model is exported and checked.
+sources and static attributes, horizon 7, on a grid that starts two years earlier (the climate indices).
+A tiny week-ahead model with the shipped fine-tuning config's layout (``configs/finetune_caravan_week_ahead.yaml``:
+leads 1-7, a correction of a quantile base of leads 1-3 by both forecast inputs) is trained on two basins from a
+tiny base and exported; ``hydroseq train --config ... --data <the GRIB2 ingest> --init-from <week-ahead>`` then
+fine-tunes it on the third basin, and the fine-tuned model is exported and checked.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ def archive(tmp_path_factory: pytest.TempPathFactory, repo_root: Path) -> Path:
     config["stations"] = {**config["stations"], "path": str(repo_root / config["stations"]["path"]), "ids": STATIONS}
     del config["stations"]["outlines"]
     config["sources"][0]["path"] = str(repo_root / config["sources"][0]["path"])
-    config["grid"].update(start="2014-07-01", end="2014-09-30")
+    config["grid"].update(start="2012-07-01", end="2014-09-30")
     source = config["forecast_sources"][0]
     del source["extraction"]  # the cell holding each gauge (no outlines needed)
     source.update(name="archive of daily runs", path=str(folder / "runs" / "*.grib2"), steps=["0/192/12"],
@@ -77,7 +78,8 @@ def _config(repo_root: Path, data: Path, work: Path, stations: list[str], **trai
                           splits={"train": {"start": "2014-08-01", "end": "2014-08-31"},
                                   "validation": {"start": "2014-09-01", "end": "2014-09-20"},
                                   "test": {"start": "2014-09-21", "end": "2014-09-30"}})
-    config["model"].update(hidden_size=8, forecast_hidden_size=4)
+    config["model"].update(hidden_size=8, forecast_hidden_size=4, base_correction={"base_leads": [1, 2, 3],
+                                                                                  "base_members": 1})
     config["training"].update(epochs=1, max_batches_per_epoch=3, ensemble=1, patience=None,
                               output_dir=str(work / "train"), **training)
     config["tracking"].update(tracking_uri=store_uri(work), artifact_root=str(work / "mlartifacts"))
@@ -107,26 +109,32 @@ def test_the_week_ahead_model_is_finetuned_on_grib2_runs_from_its_base(archive: 
         assert np.isfinite(forecast.sel(time="2014-08-15T08:00").values).all()
 
     base_config = _config(repo_root, archive, tmp_path / "base", BASE_STATIONS, seed=7)  # not the fine-tuning's seed
-    del base_config["training"]["init_from"]
+    del base_config["training"]["init_from"]  # the probabilistic base: no weather forecast, leads 1-3
+    base_config["data"].update(forecast_inputs=[], leads=[1, 2, 3])
+    base_config["model"].update(forecast_rollout=False, forecast_hidden_size=None, base_correction=None)
     base_run = train(validate_config(base_config, TrainConfig), show_progress=False)
     _export(base_run.output_dir / BEST_CHECKPOINT, tmp_path / "base_model", archive)
-    base = Checkpoint.load(tmp_path / "base_model" / WEIGHTS_FILE)
+    week_config = _config(repo_root, archive, tmp_path / "week", BASE_STATIONS, seed=7,
+                          init_from=str(tmp_path / "base_model"))
+    week_run = train(validate_config(week_config, TrainConfig), show_progress=False)
+    _export(week_run.output_dir / BEST_CHECKPOINT, tmp_path / "week_model", archive)
+    base = Checkpoint.load(tmp_path / "week_model" / WEIGHTS_FILE)
 
     tuned_config = _config(repo_root, tmp_path / "elsewhere.nc", tmp_path / "tuned", NEW_STATIONS)
     (tmp_path / "finetune.yaml").write_text(yaml.safe_dump(tuned_config))
     capsys.readouterr()
     assert main(["train", "--config", str(tmp_path / "finetune.yaml"), "--data", str(archive), "--init-from",
-                 str(tmp_path / "base_model"), "-q", "--json"]) == 0
+                 str(tmp_path / "week_model"), "-q", "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["base_val_median_nse"] is not None  # the base scored on the new basin first
     tags = MlflowClient(summary["tracking_uri"]).get_run(summary["run_id"]).data.tags
-    assert tags["init_from"] == str(tmp_path / "base_model") and tags["base_run_id"] == base.run_id
+    assert tags["init_from"] == str(tmp_path / "week_model") and tags["base_run_id"] == base.run_id
 
     metadata = _export(Path(summary["output_dir"]) / BEST_CHECKPOINT, tmp_path / "tuned_model", archive)
     assert metadata.leads == LEADS and metadata.forecast_horizon == 7
     assert [item["variable"] for item in metadata.forecast_inputs] == INPUTS
     assert metadata.quantiles == [0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95]
-    assert metadata.train_config is not None and metadata.train_config.model.forecast_rollout
+    assert metadata.train_config is not None and metadata.train_config.model.base_correction is not None
     assert metadata.train_config.data.stations == NEW_STATIONS
     assert metadata.scalers == base.scalers.to_dict()  # the base's scalers, not refitted on the new basin
 
@@ -136,14 +144,16 @@ def test_the_week_ahead_model_is_finetuned_on_grib2_runs_from_its_base(archive: 
     fresh = get_model(config.model, len(FeatureLayout.from_config(config.data).names), 7, "per_step",
                       data=config.data).state_dict()
     assert tuned.model_state.keys() == base.model_state.keys() == fresh.keys()
-    for name, start in base.model_state.items():  # three small steps from the base's weights
+    for name, start in base.model_state.items():  # three small steps from the week-ahead model's weights
         assert (tuned.model_state[name] - start).abs().max().item() < 0.05, name
+        if name.startswith("base.") or name in ("base_scale", "lead_gate"):  # its frozen base and its gate
+            assert torch.equal(tuned.model_state[name], start), name
     from_base = sum(float((tuned.model_state[name] - start).norm()) for name, start in base.model_state.items())
     from_fresh = sum(float((tuned.model_state[name] - start).norm()) for name, start in fresh.items())
     assert from_fresh > 10 * from_base  # not a fresh start
-    head = [name for name in base.model_state if "head" in name.split(".")]  # the quantile head (of the roll-out)
+    head = [name for name in base.model_state if name.startswith("correction.head")]  # the correction's head
     assert head and all(tuned.model_state[name].shape == base.model_state[name].shape for name in head)
-    assert tuned.quantile_scale is not None and tuned.quantile_scale != base.quantile_scale  # calibrated again
+    assert tuned.quantile_scale is None  # a correction keeps its base's calibration (no forecast: the base exactly)
 
 
 WEEK_AHEAD = Path("models") / "caravan-camels-us-daily-week-ahead"
