@@ -6,7 +6,7 @@ PIP    := $(VENV)/bin/pip
 OUT    ?= runs/demo
 export MLFLOW_DISABLE_TELEMETRY := true
 
-.PHONY: install install-test browser image-tools image demo demo-full test test-all bench bench-test clean
+.PHONY: install install-test browser image-tools image demo demo-full test test-images test-all bench bench-test clean
 
 # The runtime package: the train extra (training, evaluation, export; it holds the forecast extra).
 $(VENV)/.installed-runtime: pyproject.toml
@@ -39,10 +39,12 @@ image-tools:
 		|| ($(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq buildah podman runc mmdebstrap >/dev/null)
 
 # Both Dockerfile targets, hydroseq-forecast:VERSION and hydroseq:VERSION, with docker, podman or buildah;
-# BASE=local builds them on stand-ins made from Debian's packages where the registry cannot be reached.
+# BASE=local builds them on stand-ins made from Debian's packages where the registry cannot be reached;
+# TARGETS=forecast (or train) builds that one alone.
 BASE ?= registry
+TARGETS ?= all
 image:
-	bash images/build.sh $(BASE)
+	bash images/build.sh $(BASE) $(TARGETS)
 
 install: $(VENV)/.installed-runtime
 
@@ -56,12 +58,18 @@ demo: install
 demo-full: install
 	bash pipelines/demo.sh $(OUT)
 
-# Lint (ruff), type check (mypy, settings in pyproject.toml), then the tests (CI); test-all adds the
-# cases marked `exhaustive` (more kill points and resumes of behaviours `make test` already checks).
+# Lint (ruff), type check (mypy, settings in pyproject.toml), then the tests (CI): all but the cases marked
+# `exhaustive` or `images`; of the image suite it runs the smoke test (`image_smoke`: the forecast target built
+# alone, the bundled basins forecast in it) and the container-store check. test-images: the whole image suite
+# (tests/images, both targets), to run before a change to the Dockerfile or images/ lands. test-all: everything,
+# the `exhaustive` cases (more kill points and resumes of behaviours `make test` checks) and the images too.
 test: install-test
 	$(PY) -m ruff check hydroseq tests benchmarks pipelines experiments examples
 	$(PY) -m mypy
-	HYDROSEQ_REQUIRE_BROWSER=1 HYDROSEQ_REQUIRE_IMAGES=1 $(PY) -m pytest -n 2 -q -m "not exhaustive"
+	HYDROSEQ_REQUIRE_BROWSER=1 HYDROSEQ_REQUIRE_IMAGES=1 $(PY) -m pytest -n 2 -q -m "not exhaustive and not images"
+
+test-images: install-test
+	HYDROSEQ_REQUIRE_IMAGES=1 $(PY) -m pytest tests/images -n 2 -q -m "slow or not slow"
 
 test-all: install-test
 	HYDROSEQ_REQUIRE_BROWSER=1 HYDROSEQ_REQUIRE_IMAGES=1 $(PY) -m pytest -n 2 -q -m "slow or not slow"

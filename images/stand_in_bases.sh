@@ -7,9 +7,10 @@
 #   torch   the same plus the CPU build of torch 2.13.0: for pytorch/pytorch:2.13.0-cuda...-runtime, the
 #           train target's base. It has no CUDA: the GPU image itself cannot be built or tested without it.
 #
-# usage: images/stand_in_bases.sh docker|podman|buildah
-# Prints FORECAST_BASE_IMAGE=NAME and BASE_IMAGE=NAME (the Dockerfile's build arguments). Both images are
-# tagged with the first 12 hex digits of this file's SHA-256: a changed recipe makes new ones. The root
+# usage: images/stand_in_bases.sh docker|podman|buildah [all|forecast|train]
+# Prints FORECAST_BASE_IMAGE=NAME and BASE_IMAGE=NAME (the Dockerfile's build arguments); with `forecast`
+# only the first, and no torch stand-in is made. podman and buildah use the store images/storage.sh names.
+# Both images are tagged with the first 12 hex digits of this file's SHA-256: a changed recipe makes new ones. The root
 # filesystem (a tarball made by mmdebstrap, about 200 MB) and the torch wheel are cached under
 # ${HYDROSEQ_IMAGE_CACHE:-~/.cache/hydroseq-images}, so that a tool whose storage was emptied rebuilds the
 # images in seconds, without Debian's mirror.
@@ -24,7 +25,8 @@
 # BUILD_OPTS (extra options for the build, as images/build.sh passes them).
 set -euo pipefail
 
-TOOL=${1:?usage: images/stand_in_bases.sh docker|podman|buildah}
+TOOL=${1:?usage: images/stand_in_bases.sh docker|podman|buildah [all|forecast|train]}
+TARGETS=${2:-all}
 KEY=$(sha256sum "${BASH_SOURCE[0]}" | cut -c1-12)
 CACHE=${HYDROSEQ_IMAGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/hydroseq-images}
 MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
@@ -33,14 +35,17 @@ TORCH_INDEX_URL=${TORCH_INDEX_URL:-https://download.pytorch.org/whl/cpu}
 PYTHON_IMAGE=hydroseq-stand-in:python3.11-bookworm-$KEY
 TORCH_IMAGE=hydroseq-stand-in:torch2.13.0-cpu-$KEY
 read -r -a build_opts <<<"${BUILD_OPTS:-}"
+storage=()
+lines=$(bash "$(dirname "${BASH_SOURCE[0]}")/storage.sh" "$TOOL")
+if [[ -n $lines ]]; then mapfile -t storage <<<"$lines"; fi
 
 log() { printf 'stand_in_bases: %s\n' "$*" >&2; }
 
 exists() {
     case $TOOL in
         docker) docker image inspect "$1" >/dev/null 2>&1 ;;
-        podman) podman image exists "$1" ;;
-        buildah) buildah inspect --type image "$1" >/dev/null 2>&1 ;;
+        podman) podman "${storage[@]}" image exists "$1" ;;
+        buildah) buildah "${storage[@]}" inspect --type image "$1" >/dev/null 2>&1 ;;
         *) log "unknown tool $TOOL"; exit 2 ;;
     esac
 }
@@ -49,8 +54,8 @@ build() {  # build NAME CONTEXT: the Containerfile on stdin
     local name=$1 context=$2
     case $TOOL in
         docker) docker build -q "${build_opts[@]}" -t "$name" -f - "$context" >/dev/null ;;
-        podman) podman build -q --layers "${build_opts[@]}" -t "$name" -f - "$context" >/dev/null ;;
-        buildah) buildah bud -q --layers "${build_opts[@]}" -t "$name" -f - "$context" >/dev/null ;;
+        podman) podman "${storage[@]}" build -q --layers "${build_opts[@]}" -t "$name" -f - "$context" >/dev/null ;;
+        buildah) buildah "${storage[@]}" bud -q --layers "${build_opts[@]}" -t "$name" -f - "$context" >/dev/null ;;
     esac
 }
 
@@ -88,7 +93,7 @@ EOF
 fi
 
 wheels=$CACHE/torch2.13.0-cpu-$KEY
-if ! exists "$TORCH_IMAGE"; then
+if [[ $TARGETS != forecast ]] && ! exists "$TORCH_IMAGE"; then
     start=$SECONDS
     if ! compgen -G "$wheels/torch-*+cpu-*.whl" >/dev/null; then
         python3 -m pip --version >/dev/null 2>&1 || { log "python3 has no pip to fetch the torch wheel with"; exit 3; }
@@ -112,4 +117,4 @@ EOF
 fi
 
 echo "FORECAST_BASE_IMAGE=$PYTHON_IMAGE"
-echo "BASE_IMAGE=$TORCH_IMAGE"
+if [[ $TARGETS != forecast ]]; then echo "BASE_IMAGE=$TORCH_IMAGE"; fi

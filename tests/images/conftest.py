@@ -1,10 +1,15 @@
-"""The two images of the Dockerfile, built once per test run with buildah and run with podman.
+"""The two images of the Dockerfile, built with buildah and run with podman, in one container store.
 
-``images`` builds both targets with ``images/build.sh local`` (buildah, the stand-in bases of
-``images/stand_in_bases.sh``), once for every pytest-xdist worker of the run (a file lock), on the layer
-cache of buildah's storage, so that a run after an unchanged or code-only change rebuilds in seconds.
-Without buildah and podman the tests are skipped, except under ``make test`` (``HYDROSEQ_REQUIRE_IMAGES=1``),
-where that is a failure (``make install-test`` installs them).
+``images`` builds both targets with ``images/build.sh local all`` (buildah, the stand-in bases of
+``images/stand_in_bases.sh``), ``forecast_image`` the forecast target alone (``images/build.sh local forecast``:
+no torch stand-in, the build ``make test``'s one image test needs). Each is built once for every pytest-xdist
+worker of the run (a file lock), on the layer cache of the store, so that a run after an unchanged or code-only
+change rebuilds in seconds. Without buildah and podman the tests are skipped, except under ``make test``
+(``HYDROSEQ_REQUIRE_IMAGES=1``), where that is a failure (``make install-test`` installs them).
+
+The store: ``images/storage.sh`` names it (``HYDROSEQ_IMAGE_STORAGE``, a folder, else the engine's default
+store) and its driver (``HYDROSEQ_IMAGE_STORAGE_DRIVER``, else podman's own, which buildah is given), and
+the build and :class:`Podman` pass those options, so that podman runs what buildah built.
 
 :class:`Podman` runs a container as the deployment does: the image's user (10001), the four volumes of
 the Dockerfile from folders of the test, a read-only root filesystem (``--read-only``: podman mounts a
@@ -16,6 +21,8 @@ with cgroups v1 and v2 side by side), cgroupfs, and the host's hard limits of op
 
 from __future__ import annotations
 
+import datetime as dt
+import functools
 import json
 import os
 import resource
@@ -29,6 +36,7 @@ from pathlib import Path
 import pytest
 from filelock import FileLock
 
+from hydroseq.config import IngestConfig, dump_config, load_config
 from tests.fixtures import shared_dir
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -51,15 +59,15 @@ TRAIN_IMAGE = f"hydroseq:{_version()}"
 
 @dataclass(frozen=True)
 class Built:
-    """What the session's build made and how long it took."""
+    """What one of the session's builds made (``train`` empty where only the forecast target was built)."""
 
     forecast: str
     train: str
-    seconds: float  # the whole build.sh run: stand-in bases and both targets
+    seconds: float  # the whole build.sh run: stand-in bases and the targets
     log: Path
 
 
-def _require_tools() -> None:
+def require_tools() -> None:
     missing = [tool for tool in TOOLS if shutil.which(tool) is None]
     if missing:
         message = f"no {', '.join(missing)}: apt-get install buildah podman runc mmdebstrap (make install-test does)"
@@ -80,24 +88,51 @@ def _containers_conf(folder: Path) -> Path:
     return path
 
 
-@pytest.fixture(scope="session")
-def images(tmp_path_factory: pytest.TempPathFactory) -> Built:
-    """Both images, built once per test run (the first worker to get the lock builds, the others wait)."""
-    _require_tools()
+def storage_options(tool: str, env: dict[str, str] | None = None) -> tuple[str, ...]:
+    """The global options of ``tool`` (podman or buildah) that name the store and its driver
+    (``images/storage.sh``, with ``env``, by default this process's environment)."""
+    printed = subprocess.run(["bash", "images/storage.sh", tool], cwd=REPO_ROOT, capture_output=True, text=True,
+                             timeout=120, env=env)
+    assert printed.returncode == 0, f"images/storage.sh {tool}: {printed.stderr}"
+    return tuple(printed.stdout.splitlines())
+
+
+@functools.cache
+def podman_storage() -> tuple[str, ...]:
+    """podman's options for the store the images are built in."""
+    return storage_options("podman")
+
+
+def _build(tmp_path_factory: pytest.TempPathFactory, targets: str) -> Built:
+    """``images/build.sh local TARGETS`` once per test run (the first worker to get the lock builds, the others
+    wait for it and read its record)."""
+    require_tools()
     folder = shared_dir(tmp_path_factory, "images")
     with FileLock(str(folder / "build.lock")):
-        done = folder / "built.json"
+        done = folder / f"built-{targets}.json"
         if not done.exists():
-            log = folder / "build.log"
+            log = folder / f"build-{targets}.log"
             start = time.monotonic()
             with log.open("w") as out:
-                built = subprocess.run(["bash", "images/build.sh", "local"], cwd=REPO_ROOT, stdout=out,
+                built = subprocess.run(["bash", "images/build.sh", "local", targets], cwd=REPO_ROOT, stdout=out,
                                        stderr=subprocess.STDOUT, timeout=3600,
                                        env={**os.environ, "CONTAINER_TOOL": "buildah"})
-            assert built.returncode == 0, f"images/build.sh local: {log.read_text()[-5000:]}"
+            assert built.returncode == 0, f"images/build.sh local {targets}: {log.read_text()[-5000:]}"
             done.write_text(json.dumps({"seconds": time.monotonic() - start, "log": str(log)}))
         record = json.loads(done.read_text())
-    return Built(FORECAST_IMAGE, TRAIN_IMAGE, record["seconds"], Path(record["log"]))
+    return Built(FORECAST_IMAGE, TRAIN_IMAGE if targets == "all" else "", record["seconds"], Path(record["log"]))
+
+
+@pytest.fixture(scope="session")
+def images(tmp_path_factory: pytest.TempPathFactory) -> Built:
+    """Both images, built once per test run."""
+    return _build(tmp_path_factory, "all")
+
+
+@pytest.fixture(scope="session")
+def forecast_image(tmp_path_factory: pytest.TempPathFactory) -> Built:
+    """The forecast image alone (no torch stand-in, no train target), built once per test run."""
+    return _build(tmp_path_factory, "forecast")
 
 
 def give_to_the_image_user(path: Path) -> None:
@@ -105,17 +140,21 @@ def give_to_the_image_user(path: Path) -> None:
     if os.geteuid() == 0:
         subprocess.run(["chown", "-R", f"{USER}:{USER}", str(path)], check=True)
     else:  # rootless podman: the user's namespace maps 10001 to one of its subordinate ids
-        subprocess.run(["podman", "unshare", "chown", "-R", f"{USER}:{USER}", str(path)], check=True)
+        subprocess.run(["podman", *podman_storage(), "unshare", "chown", "-R", f"{USER}:{USER}", str(path)],
+                       check=True)
 
 
 class Podman:
-    """``podman`` with this host's containers.conf, and ``podman run`` the way the deployment runs the image."""
+    """``podman`` with this host's containers.conf and the build's store, and ``podman run`` the way the
+    deployment runs the image."""
 
-    def __init__(self, conf: Path) -> None:
+    def __init__(self, conf: Path, storage: Sequence[str]) -> None:
         self.env = {**os.environ, "CONTAINERS_CONF": str(conf)}
+        self.storage = list(storage)
 
     def __call__(self, *args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(["podman", *args], env=self.env, capture_output=True, text=True, timeout=timeout)
+        return subprocess.run(["podman", *self.storage, *args], env=self.env, capture_output=True, text=True,
+                              timeout=timeout)
 
     def run_args(self, root: Path, image: str, args: Sequence[str], env: dict[str, str] | None = None,
                  entrypoint: str | None = None, options: Sequence[str] = ("--rm",)) -> list[str]:
@@ -131,13 +170,29 @@ class Podman:
 
 
 @pytest.fixture(scope="session")
-def podman(images: Built, tmp_path_factory: pytest.TempPathFactory) -> Podman:
-    """``podman`` for the tests (after the images are built)."""
-    return Podman(_containers_conf(tmp_path_factory.mktemp("podman")))
+def podman(tmp_path_factory: pytest.TempPathFactory) -> Podman:
+    """``podman`` for the tests, on the store the images are built in."""
+    require_tools()
+    return Podman(_containers_conf(tmp_path_factory.mktemp("podman")), podman_storage())
 
 
 def volumes(root: Path) -> Path:
     """The four volume folders under ``root`` (made if missing), returned as ``root``."""
     for name in VOLUMES:
         (root / name).mkdir(parents=True, exist_ok=True)
+    return root
+
+
+def data_volume(root: Path, start: str, first: str) -> Path:
+    """``root``'s volumes, the data volume holding the bundled raw files and two ingest configs as shipped (paths
+    relative to the working directory): ``data/ingest.yaml``, the first ingest from ``start`` up to ``first``, and
+    ``data/ingest_daily.yaml``, the daily job's (its window is the job's)."""
+    volumes(root)
+    for folder in ("stations", "daily_caravan_camels_us"):
+        shutil.copytree(REPO_ROOT / "data" / folder, root / "data" / folder)
+    config = load_config(REPO_ROOT / "configs" / "ingest_caravan_daily.yaml", IngestConfig)
+    config.grid.start, config.grid.end = dt.date.fromisoformat(start), dt.date.fromisoformat(first)
+    (root / "data" / "ingest.yaml").write_text(dump_config(config))
+    config.grid.start = config.grid.end
+    (root / "data" / "ingest_daily.yaml").write_text(dump_config(config))
     return root

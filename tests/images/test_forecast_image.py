@@ -10,9 +10,7 @@ nothing; the next run completes.
 
 from __future__ import annotations
 
-import datetime as dt
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -20,32 +18,21 @@ from pathlib import Path
 
 import pytest
 
-from hydroseq.config import IngestConfig, dump_config, load_config
 from hydroseq.errors import ExitCode
 from hydroseq.fileio import verify_set
-from tests.images.conftest import REPO_ROOT, Built, Podman, give_to_the_image_user, volumes
+from tests.images.conftest import REPO_ROOT, Built, Podman, data_volume, give_to_the_image_user, volumes
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.images]
 
 MODEL = "models/caravan-camels-us-daily-probabilistic"
 JOB_ENV = {"HYDROSEQ_INGEST_CONFIG": "data/ingest_daily.yaml", "HYDROSEQ_DATA": "data/ingested.nc",
            "HYDROSEQ_MODEL": MODEL}
-FIRST, DAYS = "2014-06-20", ("2014-06-21", "2014-06-22")
+START, FIRST, DAYS = "2012-06-01", "2014-06-20", ("2014-06-21", "2014-06-22")
 
 
 def _data_volume(root: Path) -> Path:
-    """``root``'s volumes, the data volume holding the bundled raw files and two ingest configs as shipped (paths
-    relative to the working directory): the first ingest up to FIRST, the daily job's (its window is the job's)."""
-    volumes(root)
-    for folder in ("stations", "daily_caravan_camels_us"):
-        shutil.copytree(REPO_ROOT / "data" / folder, root / "data" / folder)
-    config = load_config(REPO_ROOT / "configs" / "ingest_caravan_daily.yaml", IngestConfig)
     # from 2012-06: the base model derives its climate indices from at least two years before the issue day
-    config.grid.start, config.grid.end = dt.date(2012, 6, 1), dt.date.fromisoformat(FIRST)
-    (root / "data" / "ingest.yaml").write_text(dump_config(config))
-    config.grid.start = config.grid.end
-    (root / "data" / "ingest_daily.yaml").write_text(dump_config(config))
-    return root
+    return data_volume(root, START, FIRST)
 
 
 def _commands() -> list[list[str]]:
@@ -71,10 +58,10 @@ def _outside(root: Path) -> list[subprocess.CompletedProcess[str]]:
     return done
 
 
-def _inside(podman: Podman, images: Built, root: Path) -> list[subprocess.CompletedProcess[str]]:
+def _inside(podman: Podman, image: str, root: Path) -> list[subprocess.CompletedProcess[str]]:
     give_to_the_image_user(root)
-    done = [podman.run(root, images.forecast, "-q", *command) for command in _commands()]
-    done += [podman.run(root, images.forecast, "pipelines/daily_forecast.sh", day, env=JOB_ENV, entrypoint="bash")
+    done = [podman.run(root, image, "-q", *command) for command in _commands()]
+    done += [podman.run(root, image, "pipelines/daily_forecast.sh", day, env=JOB_ENV, entrypoint="bash")
              for day in DAYS]
     return done
 
@@ -92,8 +79,8 @@ def _contents(folder: Path) -> dict[str, bytes | str]:
 
 
 def test_the_daily_job_in_the_image_publishes_the_bytes_it_publishes_outside(
-        podman: Podman, images: Built, tmp_path: Path) -> None:
-    inside = _inside(podman, images, _data_volume(tmp_path / "container"))
+        podman: Podman, forecast_image: Built, tmp_path: Path) -> None:
+    inside = _inside(podman, forecast_image.forecast, _data_volume(tmp_path / "container"))
     for finished in inside:
         assert finished.returncode == 0, f"{finished.args}: {finished.stderr[-3000:]}"
     outside = _outside(_data_volume(tmp_path / "host"))
@@ -115,21 +102,22 @@ def test_the_daily_job_in_the_image_publishes_the_bytes_it_publishes_outside(
 
 
 def test_sigterm_stops_the_job_in_the_container_and_the_next_run_completes(
-        podman: Podman, images: Built, tmp_path: Path) -> None:
+        podman: Podman, forecast_image: Built, tmp_path: Path) -> None:
     """``podman stop`` sends SIGTERM to the job (bash, PID 1 of the container) while it forecasts: it passes it
     on, exits 143, and the published set stays the one before; the next run publishes the day."""
+    image = forecast_image.forecast
     root = _data_volume(tmp_path)
     give_to_the_image_user(root)
-    first = podman.run(root, images.forecast, "-q", *_commands()[0])
+    first = podman.run(root, image, "-q", *_commands()[0])
     assert first.returncode == 0, first.stderr[-3000:]
     published = root / "forecasts"
-    job = podman.run(root, images.forecast, "pipelines/daily_forecast.sh", DAYS[0], env=JOB_ENV, entrypoint="bash")
+    job = podman.run(root, image, "pipelines/daily_forecast.sh", DAYS[0], env=JOB_ENV, entrypoint="bash")
     assert job.returncode == 0, job.stderr[-3000:]
     before = verify_set(published / "latest.manifest.json")
     assert before is not None
 
     name = f"hydroseq-sigterm-{os.getpid()}"
-    started = podman(*podman.run_args(root, images.forecast, ["pipelines/daily_forecast.sh", DAYS[1]], JOB_ENV,
+    started = podman(*podman.run_args(root, image, ["pipelines/daily_forecast.sh", DAYS[1]], JOB_ENV,
                                       "bash", options=("--detach", "--name", name)))
     assert started.returncode == 0, started.stderr
     try:
@@ -148,17 +136,17 @@ def test_sigterm_stops_the_job_in_the_container_and_the_next_run_completes(
     assert verify_set(published / "latest.manifest.json") == before
     assert not list(published.glob(f"forecast_{DAYS[1]}*")) and not list(published.glob(".*"))
 
-    again = podman.run(root, images.forecast, "pipelines/daily_forecast.sh", DAYS[1], env=JOB_ENV, entrypoint="bash")
+    again = podman.run(root, image, "pipelines/daily_forecast.sh", DAYS[1], env=JOB_ENV, entrypoint="bash")
     assert again.returncode == 0, again.stderr[-3000:]
     assert os.readlink(published / "latest.nc") == f"forecast_{DAYS[1]}.nc"
     assert verify_set(published / "latest.manifest.json") is not None
 
 
-def test_the_forecast_image_holds_no_torch(podman: Podman, images: Built, tmp_path: Path) -> None:
+def test_the_forecast_image_holds_no_torch(podman: Podman, forecast_image: Built, tmp_path: Path) -> None:
     root = volumes(tmp_path)
     give_to_the_image_user(root)
-    found = podman.run(root, images.forecast, "-c", "import importlib.util as u; print(u.find_spec('torch'))",
+    found = podman.run(root, forecast_image.forecast, "-c", "import importlib.util as u; print(u.find_spec('torch'))",
                        entrypoint="python3")
     assert (found.returncode, found.stdout.strip()) == (0, "None"), found.stderr
-    train = podman.run(root, images.forecast, "train", "--config", "configs/train_demo_quick.yaml")
+    train = podman.run(root, forecast_image.forecast, "train", "--config", "configs/train_demo_quick.yaml")
     assert train.returncode == ExitCode.CONFIG and "pip install '.[train]'" in train.stderr, train.stderr[-2000:]

@@ -20,7 +20,7 @@ import xarray as xr
 from hydroseq.config import TrainConfig, dump_config, load_config
 from tests.images.conftest import REPO_ROOT, Built, Podman, give_to_the_image_user, volumes
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.images]
 
 PAGE = REPO_ROOT / "docs" / "container.md"
 DOCS_CONFIG = "configs/train_caravan_per_step.yaml"
