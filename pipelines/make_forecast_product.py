@@ -52,9 +52,11 @@ Errors (``--error-model``):
   ``0.5 + 0.2 (l - 1)`` K.
 
 No generated day holds more than 500 mm (``MAX_AMOUNT_MM``: a storm times a 3-sigma amount error of a late
-lead would pass ingest's world-record bound). The noise depends only on the seed and the array's shape, never on the observations: the product
-of one reference time uses the observations of its own valid times and nothing published later.
-The file's global attributes say that it is generated and how.
+lead would pass ingest's world-record bound). The noise of ``independent``, ``lead_growing`` and ``harsh``
+depends only on the seed and the array's shape, never on the observations; ``family`` and ``nwp_like`` also
+look at the observed amount of the day they displace (misses, false alarms, compression, drizzle). Every
+model's product of one reference time uses the observations of its own valid times (a day either side for
+timing errors) and nothing published later. The file's global attributes say that it is generated and how.
 """
 
 from __future__ import annotations
