@@ -22,6 +22,7 @@ from pydantic_core import PydanticUndefined, to_jsonable_python
 
 from hydroseq.config.forecast_source import ForecastSourceConfig
 from hydroseq.config.ingest import GridConfig, SourceConfig, StationsConfig
+from hydroseq.config.network import BaseCorrectionConfig
 from hydroseq.config.outlines import OutlinesConfig
 from hydroseq.config.train import DataConfig, ForecastInput
 
@@ -60,6 +61,8 @@ EXAMPLES: dict[tuple[type[BaseModel], str], object] = {
                              "test": {"start": "2006-10-01", "end": "2014-12-31"}},
     (ForecastInput, "variable"): "total_precipitation_sum_forecast",
     (ForecastInput, "source"): "ingested",
+    (BaseCorrectionConfig, "base_leads"): [1, 2, 3],
+    (BaseCorrectionConfig, "base_members"): 3,
 }
 # Comments for keys whose field has no description of its own
 NOTES: dict[tuple[type[BaseModel], str], str] = {

@@ -23,6 +23,7 @@ from torch.optim.optimizer import register_optimizer_step_post_hook
 
 
 def main(config_path: str, out_dir: str, resume: bool) -> None:
+    import hydroseq.model.heads as heads
     import hydroseq.training.loop as loop
     from hydroseq.config import TrainConfig, load_config
     from hydroseq.training import checkpoint
@@ -35,7 +36,7 @@ def main(config_path: str, out_dir: str, resume: bool) -> None:
         weights = torch.cat([p.detach().reshape(-1) for group in optimizer.param_groups for p in group["params"]])
         checksums.append(hashlib.sha256(weights.cpu().numpy().tobytes()).hexdigest())
 
-    real_loss = loop.masked_mse
+    real_loss = heads.masked_mse  # the point head's loss (hydroseq.model.heads.get_loss) reads it at each step
 
     def recording_loss(*args: object, **kwargs: object) -> torch.Tensor:
         loss = real_loss(*args, **kwargs)
@@ -52,7 +53,7 @@ def main(config_path: str, out_dir: str, resume: bool) -> None:
         return written
 
     register_optimizer_step_post_hook(after_step)
-    loop.masked_mse = recording_loss
+    heads.masked_mse = recording_loss
     checkpoint.Checkpoint.save = keeping_save
     result = loop.train(load_config(config_path, TrainConfig), resume=resume)
     rank = int(os.environ.get("RANK", "0"))
