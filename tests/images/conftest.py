@@ -2,9 +2,10 @@
 
 ``images`` builds both targets with ``images/build.sh local all`` (buildah, the stand-in bases of
 ``images/stand_in_bases.sh``), ``forecast_image`` the forecast target alone (``images/build.sh local forecast``:
-no torch stand-in, the build ``make test``'s one image test needs). Each is built once for every pytest-xdist
-worker of the run (a file lock), on the layer cache of the store, so that a run after an unchanged or code-only
-change rebuilds in seconds. Without buildah and podman the tests are skipped, except under ``make test``
+no torch stand-in, the build ``make test``'s one image test needs). Each is built once per test run, on the
+layer cache of the store, so that a run after an unchanged or code-only change rebuilds in seconds; the build
+starts in the background as the run begins and the tests that run an image go last (``building.py``). Without
+buildah and podman the tests are skipped, except under ``make test`` and ``make test-images``
 (``HYDROSEQ_REQUIRE_IMAGES=1``), where that is a failure (``make install-test`` installs them).
 
 The store: ``images/storage.sh`` names it (``HYDROSEQ_IMAGE_STORAGE``, a folder, else the engine's default
@@ -23,27 +24,27 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-import json
 import os
 import resource
 import shutil
+import signal
 import subprocess
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from filelock import FileLock
 
 from hydroseq.config import IngestConfig, dump_config, load_config
 from tests.fixtures import shared_dir
+from tests.images.building import build_once, start_in_background, targets_of
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 IMAGE_ROOT = "/srv/hydroseq"
 VOLUMES = ("data", "mlflow", "runs", "forecasts")
 USER = 10001
 TOOLS = ("buildah", "podman", "mmdebstrap")
+_BACKGROUND: list[subprocess.Popen[bytes]] = []  # the build this process started in the background
 
 
 def _version() -> str:
@@ -104,23 +105,36 @@ def podman_storage() -> tuple[str, ...]:
 
 
 def _build(tmp_path_factory: pytest.TempPathFactory, targets: str) -> Built:
-    """``images/build.sh local TARGETS`` once per test run (the first worker to get the lock builds, the others
-    wait for it and read its record)."""
+    """``images/build.sh local TARGETS`` once per test run (``tests/images/building.py``: usually started in the
+    background as the run began; a fixture that comes first waits for it, or builds)."""
     require_tools()
-    folder = shared_dir(tmp_path_factory, "images")
-    with FileLock(str(folder / "build.lock")):
-        done = folder / f"built-{targets}.json"
-        if not done.exists():
-            log = folder / f"build-{targets}.log"
-            start = time.monotonic()
-            with log.open("w") as out:
-                built = subprocess.run(["bash", "images/build.sh", "local", targets], cwd=REPO_ROOT, stdout=out,
-                                       stderr=subprocess.STDOUT, timeout=3600,
-                                       env={**os.environ, "CONTAINER_TOOL": "buildah"})
-            assert built.returncode == 0, f"images/build.sh local {targets}: {log.read_text()[-5000:]}"
-            done.write_text(json.dumps({"seconds": time.monotonic() - start, "log": str(log)}))
-        record = json.loads(done.read_text())
-    return Built(FORECAST_IMAGE, TRAIN_IMAGE if targets == "all" else "", record["seconds"], Path(record["log"]))
+    record = build_once(shared_dir(tmp_path_factory, "images"), targets)
+    assert record.returncode == 0, f"images/build.sh local {targets}: {record.log.read_text()[-5000:]}"
+    return Built(FORECAST_IMAGE, TRAIN_IMAGE if targets == "all" else "", record.seconds, record.log)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests that run an image go last (their order kept), so that the builds started in the background
+    have the rest of the run to finish in."""
+    items.sort(key=lambda item: targets_of(item) is not None)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """The first worker starts the builds the selected tests need, in the background (``building.py``)."""
+    if session.config.option.collectonly or any(shutil.which(tool) is None for tool in TOOLS):
+        return
+    started = start_in_background(shared_dir(session.config._tmp_path_factory, "images"), session.items)
+    if started is not None:
+        _BACKGROUND.append(started)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """An interrupted run stops its background build; otherwise it ends by itself (another worker may wait on it)."""
+    if exitstatus == pytest.ExitCode.INTERRUPTED:
+        for process in _BACKGROUND:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGTERM)
 
 
 @pytest.fixture(scope="session")
