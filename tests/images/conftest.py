@@ -171,16 +171,18 @@ class Podman:
                               timeout=timeout)
 
     def run_args(self, root: Path, image: str, args: Sequence[str], env: dict[str, str] | None = None,
-                 entrypoint: str | None = None, options: Sequence[str] = ("--rm",)) -> list[str]:
-        """``run`` with ``root``'s four folders as the volumes, read-only root filesystem, no network."""
+                 entrypoint: str | None = None, options: Sequence[str] = ("--rm",), network: str = "none") -> list[str]:
+        """``run`` with ``root``'s four folders as the volumes, read-only root filesystem, no network (or
+        ``network``: ``host`` reaches a server of the test on 127.0.0.1)."""
         volumes = [word for name in VOLUMES for word in ("-v", f"{root / name}:{IMAGE_ROOT}/{name}")]
         environment = [word for name, value in (env or {}).items() for word in ("-e", f"{name}={value}")]
-        return ["run", *options, "--network", "none", "--read-only", *volumes, *environment,
+        return ["run", *options, "--network", network, "--read-only", *volumes, *environment,
                 *(["--entrypoint", entrypoint] if entrypoint else []), image, *args]
 
     def run(self, root: Path, image: str, *args: str, env: dict[str, str] | None = None,
-            entrypoint: str | None = None, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-        return self(*self.run_args(root, image, args, env, entrypoint), timeout=timeout)
+            entrypoint: str | None = None, timeout: float = 600, network: str = "none"
+            ) -> subprocess.CompletedProcess[str]:
+        return self(*self.run_args(root, image, args, env, entrypoint, network=network), timeout=timeout)
 
 
 @pytest.fixture(scope="session")

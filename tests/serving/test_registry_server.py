@@ -1,11 +1,13 @@
 """The registry in the CPU image: ``models:/NAME@champion`` resolved against a real ``mlflow server`` process
-by a forecast-only install (``pip install '.[forecast]'`` in a fresh virtual environment: mlflow-skinny, no
-torch, no SQLAlchemy), as the CronJob does; its forecast is the one the exported directory gives, byte for
-byte. A local store from that install is one line, exit 3."""
+by the forecast image (``hydroseq-forecast``, the Dockerfile's forecast target: ``pip install '.[forecast]'``,
+mlflow-skinny, no torch, no SQLAlchemy), run as the CronJob runs it (user 10001, read-only root filesystem,
+the volumes; the host's network, where the server listens); its forecast is the one the exported directory
+gives, byte for byte. A local store from that install is one line, exit 3. The image is the one ``make test``
+builds for its image smoke test (``tests/images``), so this test adds no build and no install of its own."""
 
 from __future__ import annotations
 
-import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -23,26 +25,12 @@ from hydroseq.forecast import run_forecast
 from hydroseq.serving.promote import promote
 from hydroseq.serving.pyfunc_logging import log_exported_model
 from hydroseq.training.tracking import use_tracking_uri
+from tests.images import conftest as image_fixtures
+from tests.images.conftest import IMAGE_ROOT, Built, Podman, give_to_the_image_user, volumes
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+forecast_image, podman = image_fixtures.forecast_image, image_fixtures.podman  # the image's session fixtures
 ISSUE = "2014-09-30"
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def forecast_only(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The ``hydroseq`` command of a fresh virtual environment holding the forecast extra only."""
-    venv = tmp_path_factory.mktemp("forecast_only") / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    # --no-compile: the .pyc files are written on first import instead, 40 % of the install's CPU time saved
-    installed = subprocess.run([str(venv / "bin" / "pip"), "install", "--quiet", "--no-compile",
-                                f"{REPO_ROOT}[forecast]"], capture_output=True, text=True, timeout=1200)
-    assert installed.returncode == 0, installed.stderr[-3000:]
-    absent = subprocess.run([str(venv / "bin" / "python"), "-c", "import importlib.util as u; print([m for m in "
-                             "('torch', 'sqlalchemy', 'alembic', 'flask') if u.find_spec(m)])"],
-                            capture_output=True, text=True, check=True)
-    assert absent.stdout.strip() == "[]", absent.stdout  # the training stack and MLflow's server are not there
-    return venv / "bin" / "hydroseq"
 
 
 @pytest.fixture(scope="module")
@@ -73,8 +61,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         process.wait(timeout=30)
 
 
-def test_the_forecast_only_install_forecasts_from_the_alias_on_a_tracking_server(
-        forecast_only: Path, server: str, exported: Path, ingested: Path, tmp_path: Path) -> None:
+def test_the_forecast_image_forecasts_from_the_alias_on_a_tracking_server(
+        podman: Podman, forecast_image: Built, server: str, exported: Path, ingested: Path, tmp_path: Path) -> None:
     with use_tracking_uri(server):
         experiment = MlflowClient(server).create_experiment("cronjob")
         with mlflow.start_run(experiment_id=experiment) as run:
@@ -82,20 +70,26 @@ def test_the_forecast_only_install_forecasts_from_the_alias_on_a_tracking_server
         mlflow.register_model(f"runs:/{run.info.run_id}/model", "cronjob")
     promote("cronjob", 1, "champion", server, force=True)  # the tiny model logged no validation figures
 
-    env = {key: value for key, value in os.environ.items() if not key.startswith(("MLFLOW_", "HYDROSEQ_"))}
-    done = subprocess.run([str(forecast_only), "-q", "forecast", "--model", "models:/cronjob@champion",
-                           "--tracking-uri", server, "--data", str(ingested), "--issue-time", ISSUE,
-                           "--out", str(tmp_path / "served.nc")], env=env, capture_output=True, text=True,
-                          timeout=300, cwd=tmp_path)
+    root = volumes(tmp_path / "volumes")
+    shutil.copy(ingested, root / "data" / "ingested.nc")
+    (root / "data" / "mlruns.db").touch()  # a local store that is there: this install cannot read it
+    give_to_the_image_user(root)
+    absent = podman.run(root, forecast_image.forecast, "-c", "import importlib.util as u; print([m for m in "
+                        "('torch', 'sqlalchemy', 'alembic', 'flask') if u.find_spec(m)])", entrypoint="python3")
+    assert (absent.returncode, absent.stdout.strip()) == (0, "[]"), absent.stderr  # no training stack, no server
+
+    def forecast(tracking_uri: str, out: str) -> subprocess.CompletedProcess[str]:
+        return podman.run(root, forecast_image.forecast, "-q", "forecast", "--model", "models:/cronjob@champion",
+                          "--tracking-uri", tracking_uri, "--data", "data/ingested.nc", "--issue-time", ISSUE,
+                          "--out", f"forecasts/{out}", network="host")
+
+    done = forecast(server, "served.nc")
     assert done.returncode == 0, done.stderr[-3000:]
     run_forecast(exported, ingested, ISSUE, out=tmp_path / "folder.nc", show_progress=False)
-    assert (tmp_path / "served.csv").read_bytes() == (tmp_path / "folder.csv").read_bytes()
+    assert (root / "forecasts" / "served.csv").read_bytes() == (tmp_path / "folder.csv").read_bytes()
 
-    (tmp_path / "mlruns.db").touch()  # a local store that is there: this install cannot read it
-    local = subprocess.run([str(forecast_only), "-q", "forecast", "--model", "models:/cronjob@champion",
-                            "--tracking-uri", f"sqlite:///{tmp_path / 'mlruns.db'}", "--data", str(ingested),
-                            "--issue-time", ISSUE, "--out", str(tmp_path / "local.nc")], env=env,
-                           capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    local = forecast(f"sqlite:///{IMAGE_ROOT}/data/mlruns.db", "local.nc")
     lines = local.stderr.strip().splitlines()
     assert local.returncode == ExitCode.CONFIG and len(lines) == 1 and "Traceback" not in local.stderr, local.stderr
     assert "tracking server's registry (http://...) only" in lines[0]
+    assert not (root / "forecasts" / "local.nc").exists()
