@@ -130,8 +130,7 @@ def train_config(out: Path, data: Path, name: str, quick: bool, overrides: dict 
     return path
 
 
-def score(model_dir: Path | Path, data: Path, period: str, out_dir: Path, lead_gate: float | None = None,
-          checkpoint_file: Path | None = None) -> pd.DataFrame:
+def score(model_dir: Path, data: Path, period: str, out_dir: Path, lead_gate: float | None = None) -> pd.DataFrame:
     """Per station and lead: the model's, persistence's and climatology's scores of ``period`` (Python API);
     ``lead_gate`` sets every lead's correction gate of a base correction (1: corrected, 0: the base)."""
     import torch
@@ -141,7 +140,7 @@ def score(model_dir: Path | Path, data: Path, period: str, out_dir: Path, lead_g
     from hydroseq.training.report import report_split
     from hydroseq.training.runtime import set_threads
 
-    checkpoint = Checkpoint.load(checkpoint_file or model_dir / "checkpoint.pt")
+    checkpoint = Checkpoint.load(model_dir / "checkpoint.pt")
     config = checkpoint.config
     set_threads(config.training.model_copy(update={"threads": 1}))
     station_data = load_station_data(data, config.data)
